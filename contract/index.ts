@@ -1,0 +1,16 @@
+import { router } from './trpc';
+import { keysRouter } from './keys/procedures';
+import { configRouter } from './config/procedures';
+import { helpersRouter } from './helpers/procedures';
+
+/** Every endpoint of the administration API, defined once. */
+export const appRouter = router({
+  keys: keysRouter,
+  config: configRouter,
+  helpers: helpersRouter,
+});
+
+export type AppRouter = typeof appRouter;
+export type { RequestContext, Access, Meta, Page } from './trpc';
+export type { Services } from './services';
+export { ApiError, errorType, defaultCode } from './errors';

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { isoTime, pageQuery } from '../common';
+
+const modelMap = (what: string) =>
+  z.record(z.string().min(1).max(200), z.string().min(1).max(200)).meta({ description: what });
+
+export const StandardConfig = z.strictObject({
+  provider_type: z.literal('standard'),
+}).meta({ id: 'StandardProviderConfig', description: 'OpenAI-compatible (or Anthropic) upstream; no extra settings.' });
+
+export const CloudHostedConfig = z.strictObject({
+  provider_type: z.literal('azure'),
+  deployments: modelMap('Model name → deployment name').refine((m) => Object.keys(m).length > 0, 'at least one model→deployment entry is required'),
+  api_versions: modelMap('Model name → api-version; a model without an entry uses the deployment default (AZURE_API_VERSION)').optional(),
+}).meta({ id: 'CloudHostedProviderConfig', description: 'Cloud-hosted deployments (Azure OpenAI style).' });
+
+const pem = z.string().max(16_384).regex(/-----BEGIN (RSA )?PRIVATE KEY-----[\s\S]+-----END (RSA )?PRIVATE KEY-----/, 'must be a PEM private key');
+
+export const CloudPlatformConfig = z.strictObject({
+  provider_type: z.literal('vertex'),
+  base_url: z.url({ protocol: /^https?$/ }).max(2048),
+  project_id: z.string().min(1).max(200),
+  client_email: z.email().max(320),
+  private_key: pem.meta({ description: 'Service-account private key (PEM). Write-only: never returned.' }),
+}).meta({ id: 'CloudPlatformProviderConfig', description: 'Cloud platform (Vertex AI style) with a service account.' });
+
+export const ProviderConfigInput = z.discriminatedUnion('provider_type', [StandardConfig, CloudHostedConfig, CloudPlatformConfig]);
+/** On update the private key may be left out to keep the stored one. */
+export const ProviderConfigPatch = z.discriminatedUnion('provider_type', [
+  StandardConfig,
+  CloudHostedConfig,
+  CloudPlatformConfig.extend({ private_key: pem.optional() }),
+]);
+
+export const ProviderConfigView = z.discriminatedUnion('provider_type', [
+  StandardConfig,
+  CloudHostedConfig,
+  CloudPlatformConfig.omit({ private_key: true }).extend({ private_key_set: z.boolean() }).meta({ id: 'CloudPlatformProviderConfigView' }),
+]).meta({ id: 'ProviderConfig' });
+
+const SecretKey = z.string().min(20, 'must be at least 20 characters').max(8192);
+const Provider = z.url({ protocol: /^https?$/, error: 'must be a valid http(s) URL' }).max(2048);
+const Level = z.int().min(0).max(1000);
+
+export const ProviderKeyCreate = z.strictObject({
+  Name: z.string().max(200).optional(),
+  Level: Level.optional().meta({ description: 'Level (key pool) used for routing; default 1' }),
+  Provider,
+  SecretKey,
+  Status: z.boolean().optional().meta({ description: 'Enabled; false when omitted' }),
+  config: ProviderConfigInput.optional().meta({ description: 'Provider kind and its settings; standard when omitted' }),
+}).meta({ id: 'ProviderKeyCreate' });
+
+export const ProviderKeyPatch = z.strictObject({
+  Name: z.string().max(200).optional(),
+  Level: Level.optional(),
+  Provider: Provider.optional(),
+  SecretKey: SecretKey.optional(),
+  Status: z.boolean().optional(),
+  config: ProviderConfigPatch.optional(),
+}).meta({ id: 'ProviderKeyUpdate' });
+
+export const ProviderKey = z.object({
+  ID: z.int(),
+  Name: z.string(),
+  Level: z.int(),
+  Provider: z.string(),
+  Status: z.boolean(),
+  config: ProviderConfigView,
+  SecretHint: z.string().meta({ description: 'Last 4 characters of the SecretKey; the key itself is never returned' }),
+  Sleeping: z.boolean(),
+  SleepUntil: isoTime.nullable(),
+  DisabledReason: z.string().nullable().meta({ description: 'Why the gateway disabled the key (upstream 401/403), if it did' }),
+  CreatedAt: isoTime,
+  UpdatedAt: isoTime,
+}).meta({ id: 'ProviderKey' });
+
+export const ProviderKeyResult = z.object({
+  Action: z.enum(['add', 'update', 'delete']),
+  Key: ProviderKey,
+  LevelMapper: z.string().nullable().meta({ description: 'LEVEL_MAPPER entry added automatically for a standard provider, e.g. `gpt-*=1`' }),
+}).meta({ id: 'ProviderKeyResult' });
+
+export const ProviderKeyListQuery = z.object({
+  id: z.coerce.number().int().min(1).optional(),
+  level: z.coerce.number().int().min(0).max(1000).optional(),
+  provider: z.string().max(2048).optional().meta({ description: 'Full provider URL or its host' }),
+  ...pageQuery,
+});
+
+export const ProviderKeySelectorQuery = z.object({
+  selector: z.string().min(1).max(2048).meta({ description: 'A key ID (`12`), a Level (`L2`) or a provider host (`api.openai.com`)' }),
+  ...pageQuery,
+});
+
+export const ProviderKeyIdPath = z.object({
+  id: z.string().regex(/^\d{1,15}$/, 'must be a numeric key ID'),
+});
+
+export type ProviderKey = z.infer<typeof ProviderKey>;
+export type ProviderKeyCreate = z.infer<typeof ProviderKeyCreate>;
+export type ProviderKeyPatch = z.infer<typeof ProviderKeyPatch>;
+export type ProviderKeyResult = z.infer<typeof ProviderKeyResult>;
+export type ProviderKeyListQuery = z.infer<typeof ProviderKeyListQuery>;
+export type ProviderConfigInput = z.infer<typeof ProviderConfigInput>;
+export type ProviderConfigPatch = z.infer<typeof ProviderConfigPatch>;
+export type ProviderConfigView = z.infer<typeof ProviderConfigView>;

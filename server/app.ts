@@ -1,0 +1,151 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { appRouter } from '../contract/index';
+import type { RequestContext } from '../contract/trpc';
+import type { Services } from '../contract/services';
+import { isNativeUws, listenExclusive, uWS, type HttpRequest, type HttpResponse } from './http/uws';
+import { Exchange } from './http/exchange';
+import { createRestHandler } from './http/rest';
+import { createTrpcHandler } from './http/trpc';
+import { createStaticHandler } from './http/static';
+import { credentialFrom } from './auth/credentials';
+import { AccountCache } from './auth/account-cache';
+import { Authorizer } from './auth/authorizer';
+import { BalanceManagePolicy } from './accounts/manage-policy';
+import { openDatabase, migrate, type Database } from './storage/database';
+import { ensureRoot } from './bootstrap/root';
+import { Vault } from './security/crypto';
+import { resolveMasterKey } from './security/master-key';
+import { OwnerConfigStore } from './config/store';
+import { OwnerConfig } from './config/service';
+import { KeyPool } from './routing/key-pool';
+import { ProviderKeys } from './keys/service';
+import { Helpers } from './keys/helpers';
+import { accounts } from './storage/schema';
+import type { Settings } from './settings/settings';
+import { createLogger, errorFields, type Logger } from './log/logger';
+import { buildOpenApiDocument } from '../contract/openapi';
+import { inArray } from 'drizzle-orm';
+
+export interface Gateway {
+  url: string;
+  port: number;
+  database: Database;
+  services: Services;
+  /** Set when this start created Root with a generated key (it is shown once). */
+  generatedRootKey?: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: Logger;
+}
+
+const consoleDist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'console', 'dist');
+
+export class NativeUwsMissingError extends Error {}
+
+export async function startGateway(settings: Settings, opts: StartOptions = {}): Promise<Gateway> {
+  const log = opts.log ?? createLogger();
+  if (!isNativeUws) {
+    if (!settings.allowUwsFallback) {
+      throw new NativeUwsMissingError('uWebSockets.js native binary not loaded (it fell back to its slow JavaScript server). Use Node 20, or set ALLOW_UWS_FALLBACK=1 to start anyway.');
+    }
+    log.warn('uws_fallback', { message: 'serving with the slow JavaScript fallback of uWebSockets.js' });
+  }
+
+  const database = await openDatabase(settings.databaseUrl, settings.dataDir);
+  const { db } = database;
+  let generatedRootKey: string | undefined;
+  try {
+    await database.withStartupLock(async () => {
+      await migrate(database);
+      generatedRootKey = (await ensureRoot(db, settings.rootKey)).generatedKey;
+    });
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+
+  const vault = new Vault(resolveMasterKey(settings));
+  const accountCache = new AccountCache(db);
+  const configStore = new OwnerConfigStore(db);
+  const pool = new KeyPool(db, vault);
+  const owners = await db.select({ id: accounts.id }).from(accounts).where(inArray(accounts.role, ['root', 'owner']));
+  await pool.reloadAll(owners.map((o) => o.id));
+  for (const o of owners) await configStore.routing(o.id);
+
+  const services: Services = {
+    auth: new Authorizer(accountCache, new BalanceManagePolicy(db, settings.userApiBalance)),
+    keys: new ProviderKeys(db, vault, pool, configStore),
+    config: new OwnerConfig({ db, vault, store: configStore, pool, accountCache, settings, flushUsage: async () => 0 }),
+    helpers: new Helpers(vault),
+  };
+
+  const makeContext = (ex: Exchange): RequestContext => ({
+    resHeaders: new Headers(),
+    response: {},
+    ip: ex.ip,
+    apiKey: credentialFrom(ex.headers),
+    services,
+  });
+  const rest = createRestHandler(appRouter, makeContext, log);
+  const trpc = createTrpcHandler(appRouter, makeContext, log);
+  const serveConsole = createStaticHandler(consoleDist, '/console/');
+  let openApiJson: string | undefined;
+
+  const app = uWS.App();
+  const handle = (fn: (ex: Exchange) => void | Promise<void>) => (res: HttpResponse, req: HttpRequest) => {
+    const ex = new Exchange(res, req, settings.maxBodyBytes);
+    let result: void | Promise<void>;
+    try {
+      result = fn(ex);
+    } catch (err) {
+      return fail(ex, err);
+    }
+    if (result) result.catch((err) => fail(ex, err));
+  };
+  const fail = (ex: Exchange, err: unknown) => {
+    log.error('unhandled_request_error', { path: ex.path, ...errorFields(err) });
+    ex.sendError(500, 'Internal server error');
+  };
+
+  app.get('/healthz', (res) => {
+    res.cork(() => res.writeHeader('content-type', 'application/json').end('{"status":"ok"}'));
+  });
+  app.get('/openapi.json', handle((ex) => {
+    openApiJson ??= JSON.stringify(buildOpenApiDocument());
+    ex.send(200, { 'content-type': 'application/json' }, openApiJson);
+  }));
+  app.any('/trpc/*', handle(trpc));
+  app.get('/console', handle(serveConsole));
+  app.any('/console/*', handle(serveConsole));
+  app.any('/*', handle(rest));
+
+  let listen: Awaited<ReturnType<typeof listenExclusive>>;
+  try {
+    listen = await listenExclusive(app, settings.host, settings.port);
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+  const url = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${listen.port}`;
+  log.info('listening', { url, database: database.kind, tenancy: settings.tenancy, native_uws: isNativeUws });
+
+  let closed = false;
+  return {
+    url,
+    port: listen.port,
+    database,
+    services,
+    generatedRootKey,
+    async close() {
+      if (closed) return;
+      closed = true;
+      uWS.us_listen_socket_close(listen.socket);
+      (app as { close?: () => void }).close?.();
+      await database.close();
+      log.info('stopped', {});
+    },
+  };
+}

@@ -1,0 +1,176 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint, boolean, check, date, doublePrecision, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow();
+/** Credits in USD. numeric keeps sums exact; drizzle hands them to us as numbers. */
+const credit = (name: string) => numeric(name, { precision: 24, scale: 12, mode: 'number' });
+
+/** The account hierarchy. `dna` is `.1.42.`: ancestor IDs down to and including the account itself. */
+export const accounts = pgTable('accounts', {
+  id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+  parentId: integer('parent_id'),
+  ownerId: integer('owner_id').notNull(),
+  dna: text('dna').notNull(),
+  depth: integer('depth').notNull().default(0),
+  name: text('name').notNull(),
+  email: text('email').notNull(),
+  alias: text('alias').notNull().default(''),
+  billingEmail: text('billing_email').notNull().default(''),
+  qrCode: text('qr_code').notNull().default(''),
+  role: text('role', { enum: ['root', 'owner', 'user'] }).notNull().default('user'),
+  level: integer('level').notNull().default(1),
+  gear: integer('gear').notNull().default(0),
+  tier: integer('tier').notNull().default(0),
+  factor: doublePrecision('factor').notNull().default(1),
+  rates: doublePrecision('rates').notNull().default(1),
+  status: boolean('status').notNull().default(true),
+  suspended: boolean('suspended').notNull().default(false),
+  dailyLimit: doublePrecision('daily_limit'),
+  hardLimit: doublePrecision('hard_limit'),
+  softLimit: doublePrecision('soft_limit'),
+  userLimit: integer('user_limit'),
+  autoQuota: boolean('auto_quota').notNull().default(false),
+  rpm: integer('rpm'),
+  rph: integer('rph'),
+  rpd: integer('rpd'),
+  tpm: integer('tpm'),
+  tph: integer('tph'),
+  tpd: integer('tpd'),
+  resources: text('resources').notNull().default(''),
+  allowIps: text('allow_ips').notNull().default(''),
+  allowModels: text('allow_models').notNull().default(''),
+  allowLevels: text('allow_levels').notNull().default(''),
+  modelMapper: text('model_mapper').notNull().default(''),
+  levelMapper: text('level_mapper').notNull().default(''),
+  modelLimits: jsonb('model_limits').$type<Record<string, { rpm?: number; tpm?: number }>>().notNull().default({}),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [
+  uniqueIndex('accounts_name_key').on(t.name),
+  uniqueIndex('accounts_email_key').on(t.email),
+  uniqueIndex('accounts_dna_key').on(t.dna.op('text_pattern_ops')),
+  index('accounts_parent_idx').on(t.parentId),
+  index('accounts_owner_idx').on(t.ownerId),
+]);
+
+/** Account API keys, stored only as SHA-256 hashes. */
+export const accountKeys = pgTable('account_keys', {
+  id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+  accountId: integer('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  keyHash: text('key_hash').notNull(),
+  hint: text('hint').notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex('account_keys_hash_key').on(t.keyHash), index('account_keys_account_idx').on(t.accountId)]);
+
+/** Upstream provider keys of an Owner. The SecretKey (and a private key) are AES-256-GCM ciphertexts. */
+export const providerKeys = pgTable('provider_keys', {
+  id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+  ownerId: integer('owner_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  name: text('name').notNull().default(''),
+  level: integer('level').notNull(),
+  provider: text('provider').notNull(),
+  providerHost: text('provider_host').notNull(),
+  secretCipher: text('secret_cipher').notNull(),
+  secretHint: text('secret_hint').notNull(),
+  status: boolean('status').notNull().default(false),
+  config: jsonb('config').$type<Record<string, unknown>>().notNull().default({ provider_type: 'standard' }),
+  configSecretCipher: text('config_secret_cipher'),
+  disabledReason: text('disabled_reason'),
+  disabledAt: timestamp('disabled_at', { withTimezone: true }),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [index('provider_keys_owner_level_idx').on(t.ownerId, t.level), index('provider_keys_owner_host_idx').on(t.ownerId, t.providerHost)]);
+
+/** `/x-config` keys per Owner; EMAIL_PASS is stored encrypted. */
+export const ownerConfigs = pgTable('owner_configs', {
+  ownerId: integer('owner_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  key: text('key').notNull(),
+  value: text('value').notNull(),
+  updatedAt: updatedAt(),
+}, (t) => [primaryKey({ columns: [t.ownerId, t.key] })]);
+
+/** Every change made through the API, written in the transaction of the change. */
+export const operationLogs = pgTable('operation_logs', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+  ownerId: integer('owner_id').notNull(),
+  operatorId: integer('operator_id'),
+  operatorDna: text('operator_dna').notNull().default(''),
+  action: text('action').notNull(),
+  targetId: integer('target_id'),
+  details: text('details').notNull().default(''),
+  ip: text('ip').notNull().default(''),
+  status: text('status').notNull().default('success'),
+  createdAt: createdAt(),
+}, (t) => [
+  index('operation_logs_owner_idx').on(t.ownerId, t.id),
+  index('operation_logs_operator_dna_idx').on(t.operatorDna.op('text_pattern_ops'), t.id),
+]);
+
+export const news = pgTable('news', {
+  id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+  scope: text('scope', { enum: ['system', 'user', 'dna'] }).notNull(),
+  authorId: integer('author_id').notNull(),
+  ownerId: integer('owner_id'),
+  targetId: integer('target_id'),
+  targetDna: text('target_dna'),
+  title: text('title').notNull(),
+  content: text('content').notNull(),
+  createdAt: createdAt(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+}, (t) => [index('news_target_idx').on(t.targetId), index('news_target_dna_idx').on(t.targetDna.op('text_pattern_ops'))]);
+
+/** One row per proxied request that produced usage. */
+export const usageRecords = pgTable('usage_records', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+  accountId: integer('account_id').notNull(),
+  ownerId: integer('owner_id').notNull(),
+  model: text('model').notNull(),
+  level: integer('level'),
+  keyId: integer('key_id'),
+  endpoint: text('endpoint').notNull().default(''),
+  prompt: integer('prompt').notNull().default(0),
+  completion: integer('completion').notNull().default(0),
+  reasoning: integer('reasoning').notNull().default(0),
+  cached: integer('cached').notNull().default(0),
+  creditUsed: credit('credit_used').notNull().default(0),
+  status: text('status').notNull().default('ok'),
+  createdAt: createdAt(),
+}, (t) => [index('usage_records_account_time_idx').on(t.accountId, t.createdAt)]);
+
+/**
+ * Daily per-account per-model aggregates, maintained as usage is recorded.
+ * `dna` is copied from the account so a subtree's bill is one index range scan.
+ */
+export const usageDaily = pgTable('usage_daily', {
+  accountId: integer('account_id').notNull(),
+  day: date('day', { mode: 'string' }).notNull(),
+  model: text('model').notNull(),
+  ownerId: integer('owner_id').notNull(),
+  dna: text('dna').notNull(),
+  requests: integer('requests').notNull().default(0),
+  prompt: bigint('prompt', { mode: 'number' }).notNull().default(0),
+  completion: bigint('completion', { mode: 'number' }).notNull().default(0),
+  reasoning: bigint('reasoning', { mode: 'number' }).notNull().default(0),
+  cached: bigint('cached', { mode: 'number' }).notNull().default(0),
+  creditUsed: credit('credit_used').notNull().default(0),
+}, (t) => [
+  primaryKey({ columns: [t.accountId, t.day, t.model] }),
+  index('usage_daily_dna_day_idx').on(t.dna.op('text_pattern_ops'), t.day),
+]);
+
+/** Credit cards: each grant expires; spending takes from the earliest-expiring first. */
+export const creditGrants = pgTable('credit_grants', {
+  id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+  accountId: integer('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  amount: credit('amount').notNull(),
+  balance: credit('balance').notNull(),
+  reference: text('reference').notNull().default(''),
+  grantedAt: timestamp('granted_at', { withTimezone: true }).notNull().defaultNow(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+}, (t) => [
+  index('credit_grants_account_expiry_idx').on(t.accountId, t.expiresAt),
+  check('credit_grants_balance_non_negative', sql`${t.balance} >= 0`),
+]);
