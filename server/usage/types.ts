@@ -1,0 +1,35 @@
+/**
+ * One proxied request's usage, as the proxy reports it. Billing owns what happens next
+ * (buffering, usage_records, usage_daily aggregates, credit deduction); the proxy only calls
+ * `UsageSink.record` and never waits on the database.
+ */
+export interface UsageEvent {
+  accountId: number;
+  ownerId: number;
+  /** The account's DNA path, copied into the daily aggregates for subtree bills. */
+  dna: string;
+  /** The model after mapping: what was routed and billed. */
+  model: string;
+  level: number | null;
+  keyId: number | null;
+  /** e.g. `/v1/chat/completions` */
+  endpoint: string;
+  prompt: number;
+  completion: number;
+  reasoning: number;
+  cached: number;
+  /** Final cost in USD credits, already multiplied by the account's Rates (and Factor). */
+  creditUsed: number;
+  /** `abnormal`: the stream was cut or stalled after the first byte; billed for what was delivered. */
+  status: 'ok' | 'abnormal';
+  at: Date;
+}
+
+export interface UsageSink {
+  /** Synchronous and cheap: buffers the event; it is written in a batch later. */
+  record(event: UsageEvent): void;
+  /** Writes everything buffered (records, aggregates, deductions); resolves to the number written. */
+  flush(): Promise<number>;
+  /** Credit recorded but not yet deducted in the database, so balance checks can subtract it. */
+  pendingCredit(accountId: number): number;
+}
