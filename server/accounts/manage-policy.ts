@@ -1,15 +1,7 @@
-import { and, eq, gt, sum } from 'drizzle-orm';
 import type { Db } from '../storage/database';
-import { creditGrants } from '../storage/schema';
+import { balanceOf } from '../credits/ledger';
 import type { ManagePolicy } from '../auth/authorizer';
 import type { AccountRow } from '../auth/account-cache';
-
-/** Spendable credit: the unexpired grants' balances. */
-export async function balanceOf(db: Db, accountId: number): Promise<number> {
-  const [row] = await db.select({ total: sum(creditGrants.balance) }).from(creditGrants)
-    .where(and(eq(creditGrants.accountId, accountId), gt(creditGrants.expiresAt, new Date())));
-  return Number(row?.total ?? 0);
-}
 
 /**
  * Manage permission: Root and Owners always (unless suspended), since they fund everything
