@@ -23,6 +23,8 @@ export interface RequestContext {
   /** The credential sent by the client (Bearer token or x-api-key), not yet checked. */
   apiKey: string | null;
   services: Services;
+  /** `rest` when the call came through an OpenAPI path: its path parameters are still percent-encoded. */
+  transport?: 'rest' | 'trpc';
 }
 
 const t = initTRPC
@@ -38,10 +40,36 @@ const t = initTRPC
   });
 
 export const router = t.router;
-export const publicProcedure = t.procedure;
+
+const pathParamNames = (path: string | undefined) => [...(path ?? '').matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+
+/**
+ * REST path parameters reach the input percent-encoded (`/x-ekey/a%20b`); decode them here,
+ * once, so a procedure sees the same text whichever transport carried it.
+ */
+const decodePathParams = t.middleware(({ ctx, meta, getRawInput, next }) => {
+  const names = ctx.transport === 'rest' ? pathParamNames(meta?.openapi?.path) : [];
+  if (names.length === 0) return next();
+  return next({
+    getRawInput: async () => {
+      const raw = await getRawInput();
+      if (typeof raw !== 'object' || raw === null) return raw;
+      const decoded: Record<string, unknown> = { ...raw };
+      for (const n of names) {
+        const v = decoded[n];
+        if (typeof v === 'string') {
+          try { decoded[n] = decodeURIComponent(v); } catch { /* malformed escape: validate as sent */ }
+        }
+      }
+      return decoded;
+    },
+  });
+});
+
+export const publicProcedure = t.procedure.use(decodePathParams);
 
 /** Authenticates the caller and enforces the procedure's `access` before the resolver runs. */
-export const authedProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
+export const authedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
   const caller: Caller = await ctx.services.auth.authorize(ctx, meta?.access ?? 'account');
   return next({ ctx: { caller } });
 });

@@ -10,10 +10,10 @@ export type ConfigKey = (typeof CONFIG_KEYS)[number];
 /** EMAIL_PASS is write-only. */
 export const READABLE_CONFIG_KEYS = CONFIG_KEYS.filter((k) => k !== 'EMAIL_PASS') as Exclude<ConfigKey, 'EMAIL_PASS'>[];
 
-const value = (max: number) => z.string({ error: 'must be a string' }).max(max);
+const value = (max: number) => z.string({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a string' : undefined) }).max(max);
 const valueLimits: Record<ConfigKey, number> = {
   MODEL_MAPPER: 65_536, MODEL_FAILOVER: 65_536, LEVEL_MAPPER: 65_536, SWITCH_OVER: 4096, RESOURCES: 16_384,
-  MODEL_LIMITS: 131_072, PRICING: 131_072, XAI_MAIL: 320, EMAIL_SMTP: 255, EMAIL_PORT: 5, EMAIL_AUTH: 320, EMAIL_PASS: 1024,
+  MODEL_LIMITS: 131_072, PRICING: 262_144 /* the 128 KiB byte limit is checked with a precise message */, XAI_MAIL: 320, EMAIL_SMTP: 255, EMAIL_PORT: 5, EMAIL_AUTH: 320, EMAIL_PASS: 1024,
 };
 
 export const ConfigUpdate = z.strictObject(
@@ -26,7 +26,7 @@ export const ConfigValues = z.object(
 
 export const ConfigView = z.object({ success: z.literal(true), oid: z.int(), configs: ConfigValues }).meta({ id: 'ConfigView' });
 export const ConfigUpdateResult = z.object({ success: z.literal(true), oid: z.int(), updated: z.array(z.string()), removed: z.array(z.string()) }).meta({ id: 'ConfigUpdateResult' });
-export const ConfigDelete = z.object({
+export const ConfigDelete = z.strictObject({
   keys: z.array(z.enum(CONFIG_KEYS)).min(1).max(CONFIG_KEYS.length).meta({ description: 'Keys to delete (JSON body `{"keys":[...]}` or repeated query parameter)' }),
 });
 export const ConfigDeleteResult = z.object({ success: z.literal(true), oid: z.int(), deleted: z.array(z.string()) }).meta({ id: 'ConfigDeleteResult' });

@@ -56,7 +56,7 @@ export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange)
     if (parsed !== undefined && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))) {
       return ex.sendError(400, 'body: must be a JSON object', 'invalid_request');
     }
-    const ctx = makeContext(ex) as Ctx;
+    const ctx: Ctx = { ...makeContext(ex), transport: 'rest' };
     const ac = new AbortController();
     ex.onAbort(() => ac.abort());
     const headers = new Headers();
