@@ -113,6 +113,9 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   app.get('/healthz', (res) => {
     res.cork(() => res.writeHeader('content-type', 'application/json').end('{"status":"ok"}'));
   });
+  app.head('/healthz', (res) => {
+    res.cork(() => res.writeHeader('content-type', 'application/json').endWithoutBody());
+  });
   app.get('/openapi.json', handle((ex) => {
     openApiJson ??= JSON.stringify(buildOpenApiDocument());
     ex.send(200, { 'content-type': 'application/json' }, openApiJson);
