@@ -3,6 +3,10 @@ import type { Caller } from './auth/caller';
 import type { ProviderKeyService } from './keys/service';
 import type { OwnerConfigService } from './config/service';
 import type { HelperService } from './helpers/service';
+import type { DashboardService } from './dashboard/service';
+import type { BillingService } from './billing/service';
+import type { AccountService } from './accounts/service';
+import type { NewsService } from './news/service';
 
 export type { Caller, Actor, Role } from './auth/caller';
 
@@ -17,4 +21,8 @@ export interface Services {
   keys: ProviderKeyService;
   config: OwnerConfigService;
   helpers: HelperService;
+  dashboard: DashboardService;
+  billing: BillingService;
+  accounts: AccountService;
+  news: NewsService;
 }

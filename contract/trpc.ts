@@ -9,6 +9,9 @@ export type Access = 'public' | 'account' | 'manage' | 'owner' | 'root';
 
 export interface Meta extends OpenApiMeta {
   access?: Access;
+  /** Kept beside the openapi meta so the published document can state 201 and the paging headers. */
+  successStatus?: 200 | 201;
+  paginated?: boolean;
 }
 
 /**
@@ -125,6 +128,8 @@ export function route(r: Route): Meta {
   if (r.method !== 'GET' || r.paginated) errorResponses[400] ??= 'Invalid body or parameters';
   return {
     access: r.access,
+    successStatus: r.successStatus,
+    paginated: r.paginated,
     openapi: {
       method: r.method,
       path: r.path,

@@ -12,6 +12,8 @@ import { credentialFrom } from './auth/credentials';
 import { AccountCache } from './auth/account-cache';
 import { Authorizer } from './auth/authorizer';
 import { BalanceManagePolicy } from './accounts/manage-policy';
+import { Accounts } from './accounts/service';
+import { News } from './news/service';
 import { openDatabase, migrate, type Database } from './storage/database';
 import { ensureRoot } from './bootstrap/root';
 import { Vault } from './security/crypto';
@@ -22,6 +24,11 @@ import { KeyPool } from './routing/key-pool';
 import { ProviderKeys } from './keys/service';
 import { Helpers } from './keys/helpers';
 import { accounts } from './storage/schema';
+import { UsageRecorder } from './usage/recorder';
+import { createProxy, type AiProxy } from './proxy/routes';
+import type { UsageSink } from './usage/types';
+import { Dashboard } from './dashboard/service';
+import { Billing } from './billing/service';
 import type { Settings } from './settings/settings';
 import { createLogger, errorFields, type Logger } from './log/logger';
 import { buildOpenApiDocument } from '../contract/openapi';
@@ -32,6 +39,10 @@ export interface Gateway {
   port: number;
   database: Database;
   services: Services;
+  /** Where the proxy records usage; buffered, written in batches, flushed on close. */
+  usage: UsageSink;
+  /** The AI proxy (its limit store and key health are reachable for tests). */
+  proxy: AiProxy;
   /** Set when this start created Root with a generated key (it is shown once). */
   generatedRootKey?: string;
   close(): Promise<void>;
@@ -75,11 +86,22 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   await pool.reloadAll(owners.map((o) => o.id));
   for (const o of owners) await configStore.routing(o.id);
 
+  const usage = new UsageRecorder(db, log);
+  const proxy = createProxy({ settings, log, db, accounts: accountCache, config: configStore, pool, usage });
+  const managePolicy = new BalanceManagePolicy(db, settings.userApiBalance, (id) => usage.pendingCredit(id));
   const services: Services = {
-    auth: new Authorizer(accountCache, new BalanceManagePolicy(db, settings.userApiBalance)),
+    auth: new Authorizer(accountCache, managePolicy),
     keys: new ProviderKeys(db, vault, pool, configStore),
-    config: new OwnerConfig({ db, vault, store: configStore, pool, accountCache, settings, flushUsage: async () => 0 }),
+    config: new OwnerConfig({ db, vault, store: configStore, pool, accountCache, settings, flushUsage: () => usage.flush() }),
     helpers: new Helpers(vault),
+    dashboard: new Dashboard(db, usage, configStore),
+    billing: new Billing(db),
+    accounts: new Accounts({
+      db, tenancy: settings.tenancy, userMinBalance: settings.userMinBalance, userApiBalance: settings.userApiBalance,
+      cache: accountCache, policy: managePolicy, pendingCredit: (id) => usage.pendingCredit(id),
+      ownerRemoved: async (ownerId) => { await pool.reload(ownerId); },
+    }),
+    news: new News(db),
   };
 
   const makeContext = (ex: Exchange): RequestContext => ({
@@ -123,12 +145,15 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   app.any('/trpc/*', handle(trpc));
   app.get('/console', handle(serveConsole));
   app.any('/console/*', handle(serveConsole));
+  // The AI proxy is the hot path: plain uWS routes, registered before the REST catch-all.
+  proxy.register(app);
   app.any('/*', handle(rest));
 
   let listen: Awaited<ReturnType<typeof listenExclusive>>;
   try {
     listen = await listenExclusive(app, settings.host, settings.port);
   } catch (err) {
+    await usage.close();
     await database.close();
     throw err;
   }
@@ -141,12 +166,18 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
     port: listen.port,
     database,
     services,
+    usage,
+    proxy,
     generatedRootKey,
     async close() {
       if (closed) return;
       closed = true;
       uWS.us_listen_socket_close(listen.socket);
+      // Proxied calls under way finish (up to SHUTDOWN_GRACE_MS) and record their usage first.
+      await proxy.close();
       (app as { close?: () => void }).close?.();
+      // Buffered usage is money: write it before the database goes away.
+      await usage.close();
       await database.close();
       log.info('stopped', {});
     },

@@ -1,7 +1,5 @@
 import { render } from 'solid-js/web';
-
-function App() {
-  return <main><h1>Switchyard console</h1><p>Coming soon.</p></main>;
-}
+import { App } from './App';
+import './ui/styles.css';
 
 render(() => <App />, document.getElementById('root')!);

@@ -47,11 +47,20 @@ export class AccountCache {
     this.generation++;
     for (const h of this.hashesById.get(id) ?? []) this.byHash.delete(h);
     this.hashesById.delete(id);
+    for (const l of this.invalidationListeners) l(id);
   }
 
   invalidateAll(): void {
     this.generation++;
     this.byHash.clear();
     this.hashesById.clear();
+    for (const l of this.invalidationListeners) l(null);
+  }
+
+  private invalidationListeners: ((accountId: number | null) => void)[] = [];
+
+  /** Tells caches derived from account rows (the proxy's profiles and balances) to drop them; null = all. */
+  onInvalidate(listener: (accountId: number | null) => void): void {
+    this.invalidationListeners.push(listener);
   }
 }

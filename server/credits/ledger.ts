@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql, sum } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql, sum } from 'drizzle-orm';
 import type { Db, Tx } from '../storage/database';
 import { creditGrants } from '../storage/schema';
 
@@ -44,4 +44,29 @@ export async function deductCredit(tx: Tx, accountId: number, amount: number, no
     left -= take;
   }
   return amount - left;
+}
+
+/** The unexpired cards of several accounts at once (list views), earliest expiry first per account. */
+export async function activeGrantsOf(db: Db | Tx, accountIds: number[], now = new Date()) {
+  if (accountIds.length === 0) return [];
+  return db.select().from(creditGrants)
+    .where(and(inArray(creditGrants.accountId, accountIds), gt(creditGrants.expiresAt, now)))
+    .orderBy(asc(creditGrants.accountId), asc(creditGrants.expiresAt), asc(creditGrants.id));
+}
+
+/**
+ * Multiplies the amount and balance of the account's unexpired cards by `factor` (a change of
+ * Rates keeps what the credit buys). The cards are locked in deductCredit's order first, so a
+ * concurrent deduction waits instead of deadlocking.
+ */
+export async function rescaleGrants(tx: Tx, accountId: number, factor: number, now = new Date()): Promise<void> {
+  if (!(factor > 0) || factor === 1) return;
+  const cards = await tx.select({ id: creditGrants.id }).from(creditGrants)
+    .where(and(eq(creditGrants.accountId, accountId), gt(creditGrants.expiresAt, now)))
+    .orderBy(asc(creditGrants.expiresAt), asc(creditGrants.id))
+    .for('update');
+  if (cards.length === 0) return;
+  await tx.update(creditGrants)
+    .set({ amount: sql`${creditGrants.amount} * ${factor}`, balance: sql`${creditGrants.balance} * ${factor}` })
+    .where(inArray(creditGrants.id, cards.map((c) => c.id)));
 }

@@ -5,7 +5,7 @@ import type { ProviderConfigInput, ProviderConfigPatch, ProviderKeyCreate, Provi
 import type { Page } from '../../contract/trpc';
 import { badRequest, notFound } from '../../contract/errors';
 import type { Db } from '../storage/database';
-import { providerKeys } from '../storage/schema';
+import { ownerConfigs, providerKeys } from '../storage/schema';
 import { PURPOSE, hint, type Vault } from '../security/crypto';
 import { recordOperation } from '../oplog/oplog';
 import type { KeyPool } from '../routing/key-pool';
@@ -88,7 +88,11 @@ export class ProviderKeys implements ProviderKeyService {
   private async completeLevelMapper(tx: Parameters<Parameters<Db['transaction']>[0]>[0], ownerId: number, host: string, level: number): Promise<string | null> {
     const family = modelFamilyOf(host);
     if (!family) return null;
-    const current = (await this.config.values(ownerId)).get('LEVEL_MAPPER') ?? '';
+    // Read inside the transaction (PGlite has one connection; a read through `db` would wait
+    // on this very transaction), and lock the row so two concurrent creates cannot both append.
+    const [row] = await tx.select({ value: ownerConfigs.value }).from(ownerConfigs)
+      .where(and(eq(ownerConfigs.ownerId, ownerId), eq(ownerConfigs.key, 'LEVEL_MAPPER'))).for('update');
+    const current = row?.value ?? '';
     let entries;
     try { entries = parseLevelMapper(current); } catch { return null; }
     if (entries.some((e) => e.pattern === family)) return null;

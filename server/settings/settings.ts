@@ -21,6 +21,26 @@ export interface Settings {
   /** Start even when uWebSockets.js fell back to its slow JavaScript server. */
   allowUwsFallback: boolean;
   maxBodyBytes: number;
+  // AI proxy
+  /** Longest wait for an upstream's response headers. */
+  upstreamTimeoutMs: number;
+  upstreamConnectTimeoutMs: number;
+  /** A stream (or body) that sends nothing for this long is cut and counts as abnormal. */
+  streamIdleTimeoutMs: number;
+  /** Keep-alive connections per upstream origin. */
+  upstreamConnections: number;
+  /** Keys tried per Level before the request drifts to the next Level. */
+  maxAttemptsPerLevel: number;
+  /** Cooldown of a key after an upstream 429 without Retry-After, and the most any Retry-After may impose. */
+  keySleepMs: number;
+  keySleepMaxMs: number;
+  /** SWITCH_OVER: more than `switchOverThreshold` abnormal results within `switchOverWindowMs`. */
+  switchOverThreshold: number;
+  switchOverWindowMs: number;
+  /** How often an in-memory balance is re-read from the ledger in the background. */
+  balanceRefreshMs: number;
+  /** How long shutdown waits for proxied requests under way. */
+  shutdownGraceMs: number;
 }
 
 export class SettingsError extends Error {}
@@ -64,5 +84,16 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     azureApiVersion: env.AZURE_API_VERSION || '2024-10-21',
     allowUwsFallback: env.ALLOW_UWS_FALLBACK === '1' || env.ALLOW_UWS_FALLBACK === 'true',
     maxBodyBytes: int('MAX_BODY_BYTES', env.MAX_BODY_BYTES, 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    upstreamTimeoutMs: int('UPSTREAM_TIMEOUT_MS', env.UPSTREAM_TIMEOUT_MS, 300_000, 100, 3_600_000),
+    upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', env.UPSTREAM_CONNECT_TIMEOUT_MS, 10_000, 100, 600_000),
+    streamIdleTimeoutMs: int('STREAM_IDLE_TIMEOUT_MS', env.STREAM_IDLE_TIMEOUT_MS, 60_000, 100, 3_600_000),
+    upstreamConnections: int('UPSTREAM_CONNECTIONS', env.UPSTREAM_CONNECTIONS, 256, 1, 65_536),
+    maxAttemptsPerLevel: int('MAX_ATTEMPTS_PER_LEVEL', env.MAX_ATTEMPTS_PER_LEVEL, 3, 1, 100),
+    keySleepMs: int('KEY_SLEEP_MS', env.KEY_SLEEP_MS, 60_000, 100, 86_400_000),
+    keySleepMaxMs: int('KEY_SLEEP_MAX_MS', env.KEY_SLEEP_MAX_MS, 86_400_000, 1000, 7 * 86_400_000),
+    switchOverThreshold: int('SWITCH_OVER_THRESHOLD', env.SWITCH_OVER_THRESHOLD, 5, 0, 1_000_000),
+    switchOverWindowMs: int('SWITCH_OVER_WINDOW_MS', env.SWITCH_OVER_WINDOW_MS, 60_000, 100, 86_400_000),
+    balanceRefreshMs: int('BALANCE_REFRESH_MS', env.BALANCE_REFRESH_MS, 30_000, 100, 86_400_000),
+    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 30_000, 0, 600_000),
   };
 }

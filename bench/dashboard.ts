@@ -1,0 +1,154 @@
+/**
+ * Dashboard and billing reads against a loaded database: 1,000 accounts and 1,000,000 usage
+ * records (with their daily aggregates), measured with autocannon against GET /healthz in the
+ * same run, so the figures read as ratios on whatever machine runs them.
+ *
+ *   npm run bench:dashboard                    # in-memory PGlite
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:dashboard
+ *     (a scratch database is created on that server and dropped afterwards)
+ *
+ * BENCH_SECONDS (default 5) per target, BENCH_CONNECTIONS (default 10).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { sql } from 'drizzle-orm';
+import { startGateway } from '../server/app';
+import { readSettings } from '../server/settings/settings';
+import { createLogger } from '../server/log/logger';
+import { generateAccountKey, hashKey, hint } from '../server/security/crypto';
+import type { Database } from '../server/storage/database';
+
+const ACCOUNTS = 1000;
+const RECORDS = 1_000_000;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const MODELS = ['gpt-4o', 'gpt-4o-mini', 'claude-sonnet-4-5', 'gemini-2.5-flash'];
+const DAYS = 30;
+const TEAMS = 9;
+
+async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = process.env.DATABASE_URL;
+  if (!admin) return { url: 'memory://', drop: async () => {} };
+  const postgres = (await import('postgres')).default;
+  const name = `sy_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const s = postgres(admin, { max: 1, onnotice: () => {} });
+  await s.unsafe(`CREATE DATABASE ${name}`);
+  await s.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const d = postgres(admin, { max: 1, onnotice: () => {} });
+      await d.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      await d.end();
+    },
+  };
+}
+
+/**
+ * Root (1) → 9 team accounts (2-10) → 990 accounts (11-1000). Records spread evenly over the
+ * accounts, the last 30 UTC days and four models; usage_daily is then built from them exactly
+ * as the recorder would have, in one statement.
+ */
+async function seed(database: Database): Promise<{ userKey: string; userId: number }> {
+  const run = (q: ReturnType<typeof sql>) => database.rows(q);
+  await run(sql`
+    insert into accounts (id, parent_id, owner_id, dna, depth, name, email, role, level)
+    select g,
+      case when g <= ${TEAMS + 1} then 1 else 2 + g % ${TEAMS} end, 1,
+      case when g <= ${TEAMS + 1} then '.1.' || g || '.' else '.1.' || (2 + g % ${TEAMS}) || '.' || g || '.' end,
+      case when g <= ${TEAMS + 1} then 1 else 2 end,
+      'bench-' || g, 'bench-' || g || '@example.test', 'user', 1 + g % 3
+    from generate_series(2, ${ACCOUNTS}) g`);
+  await run(sql`select setval(pg_get_serial_sequence('accounts', 'id'), ${ACCOUNTS})`);
+  await run(sql`
+    insert into credit_grants (account_id, amount, balance, reference, expires_at)
+    select g, 1000, 1000, 'bench', now() + interval '180 days' from generate_series(2, ${ACCOUNTS}) g`);
+  const userId = 500;
+  const userKey = generateAccountKey();
+  await run(sql`insert into account_keys (account_id, key_hash, hint) values (${userId}, ${hashKey(userKey)}, ${hint(userKey)})`);
+  const others = ACCOUNTS - 1;
+  await run(sql`
+    insert into usage_records (account_id, owner_id, model, level, endpoint, prompt, completion, reasoning, cached, credit_used, status, created_at)
+    select 2 + g % ${others}, 1,
+      (${sql.raw(`array[${MODELS.map((m) => `'${m}'`).join(',')}]`)})[1 + (g / ${others * DAYS}) % ${MODELS.length}],
+      1, '/v1/chat/completions', 100 + g % 900, 20 + g % 300, (g % 7) * 10, (g % 5) * 20,
+      ((100 + g % 900) * 2.5 + (20 + g % 300) * 10) / 1000000.0, 'ok',
+      (date_trunc('day', now() at time zone 'utc') - make_interval(days => (g / ${others}) % ${DAYS}) + make_interval(secs => g % 86400)) at time zone 'utc'
+    from generate_series(0, ${RECORDS - 1}) g`);
+  await run(sql`
+    insert into usage_daily (account_id, day, model, owner_id, dna, requests, prompt, completion, reasoning, cached, credit_used)
+    select r.account_id, (r.created_at at time zone 'utc')::date, r.model, r.owner_id, a.dna,
+      count(*), sum(r.prompt), sum(r.completion), sum(r.reasoning), sum(r.cached), sum(r.credit_used)
+    from usage_records r join accounts a on a.id = r.account_id
+    group by 1, 2, 3, 4, 5`);
+  await run(sql`analyze`);
+  return { userKey, userId };
+}
+
+interface Measure { path: string; rps: number; non2xx: number; errors: number; p99: number }
+
+function autocannon(url: string, key: string | null): Promise<Measure> {
+  const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+  const args = [bin, '-j', '-c', String(CONNECTIONS), '-d', String(SECONDS)];
+  if (key) args.push('-H', `authorization=Bearer ${key}`);
+  args.push(url);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (c) => { out += c; });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        const r = JSON.parse(out);
+        resolve({ path: new URL(url).pathname + new URL(url).search, rps: r.requests.average, non2xx: r.non2xx, errors: r.errors + r.timeouts, p99: r.latency.p99 });
+      } catch {
+        reject(new Error(`autocannon exited with ${code} and no JSON result`));
+      }
+    });
+  });
+}
+
+async function main() {
+  const scratch = await scratchDatabase();
+  const rootKey = generateAccountKey();
+  const gateway = await startGateway({
+    ...readSettings({}), port: 0, databaseUrl: scratch.url, rootKey, masterKey: 'switchyard-bench-master-key-0123456789',
+  }, { log: createLogger(() => {}, 'error') });
+  try {
+    const t0 = performance.now();
+    const { userKey } = await seed(gateway.database);
+    const [{ records, daily }] = await gateway.database.rows<{ records: number; daily: number }>(
+      sql`select (select count(*) from usage_records)::int as records, (select count(*) from usage_daily)::int as daily`);
+    console.log(`database: ${gateway.database.kind}; ${ACCOUNTS} accounts, ${records} usage records, ${daily} usage_daily rows; built in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(`autocannon: ${CONNECTIONS} connections, ${SECONDS} s per target\n`);
+
+    const targets: [string, string | null][] = [
+      ['/healthz', null],
+      ['/dashboard/live', userKey],
+      ['/x-bill?days=30', rootKey],
+    ];
+    for (const [path, key] of targets.slice(1)) {
+      const r = await fetch(gateway.url + path, { headers: { authorization: `Bearer ${key}` } });
+      if (r.status !== 200) throw new Error(`${path} answered ${r.status}: ${await r.text()}`);
+    }
+    const results: Measure[] = [];
+    for (const [path, key] of targets) results.push(await autocannon(gateway.url + path, key));
+    const base = results[0].rps;
+    console.log('target                        req/s   vs /healthz   p99 ms   non-2xx');
+    for (const r of results) {
+      console.log(`GET ${r.path.padEnd(24)} ${r.rps.toFixed(0).padStart(8)}   ${(r.rps / base).toFixed(4).padStart(10)}   ${String(r.p99).padStart(6)}   ${r.non2xx + r.errors}`);
+    }
+    if (results.some((r) => r.non2xx + r.errors > 0)) process.exitCode = 1;
+  } finally {
+    await gateway.close();
+    await scratch.drop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,81 @@
+/**
+ * The benchmark's upstream: an OpenAI-format chat completions endpoint doing as little as
+ * possible (answers prebuilt per model), so that the upstream is never what a proxy
+ * benchmark measures. Runs as its own process; prints `listening <url>` once ready.
+ * Streams carry 3 content chunks, a finish chunk, a usage chunk when asked, and [DONE].
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const TEXT = ['Hello', ' from the', ' bench upstream.'];
+const USAGE = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 };
+
+interface Prebuilt {
+  whole: string;
+  chunks: string[];
+  usageChunk: string;
+}
+
+const prebuilt = new Map<string, Prebuilt>();
+
+function answersFor(model: string): Prebuilt {
+  let p = prebuilt.get(model);
+  if (!p) {
+    const created = Math.floor(Date.now() / 1000);
+    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`;
+    p = {
+      whole: JSON.stringify({
+        id: 'chatcmpl-bench', object: 'chat.completion', created, model,
+        choices: [{ index: 0, message: { role: 'assistant', content: TEXT.join('') }, logprobs: null, finish_reason: 'stop' }],
+        usage: USAGE,
+      }),
+      chunks: [
+        ...TEXT.map((t, i) => chunk([{ index: 0, delta: i === 0 ? { role: 'assistant', content: t } : { content: t }, finish_reason: null }])),
+        chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+      ],
+      usageChunk: chunk([], { usage: USAGE }),
+    };
+    if (prebuilt.size < 100) prebuilt.set(model, p);
+  }
+  return p;
+}
+
+function answer(req: IncomingMessage, res: ServerResponse, raw: string): void {
+  if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end('{"error":{"message":"not found","type":"invalid_request_error","code":"not_found"}}');
+    return;
+  }
+  let body: { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } };
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end('{"error":{"message":"malformed JSON","type":"invalid_request_error","code":"invalid_json"}}');
+    return;
+  }
+  const p = answersFor(typeof body.model === 'string' ? body.model : 'unknown');
+  if (body.stream !== true) {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(p.whole) });
+    res.end(p.whole);
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const c of p.chunks) res.write(c);
+  if (body.stream_options?.include_usage === true) res.write(p.usageChunk);
+  res.end('data: [DONE]\n\n');
+}
+
+const server = createServer((req, res) => {
+  let raw = '';
+  req.setEncoding('utf8');
+  req.on('data', (d: string) => (raw += d));
+  req.on('end', () => answer(req, res, raw));
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`listening http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,185 @@
+/**
+ * Proxy benchmark: the same small chat completions, whole and streamed, sent to a lean
+ * upstream directly, through Switchyard (auth, limits and billing on the path) and through
+ * @portkey-ai/gateway, all as child processes on loopback, measured in the same run.
+ *
+ *   npm run bench:proxy                 # 5 s warm-up + 8 s per measurement (about 2 minutes)
+ *   npm run bench:proxy -- --quick      # smoke run: 1 s + 2 s
+ *   options: --connections N (default 32), --warmup S, --duration S (per target and measurement),
+ *            --rounds N (the duration is split into N rounds alternating the targets; default 2)
+ *
+ * Ends with one line: `ratio vs portkey: X, vs direct: Y, p50 added ms: Z` (non-streamed
+ * throughput ratios; p50 latency Switchyard minus direct at concurrency 1).
+ */
+import { fileURLToPath } from 'node:url';
+import { generateAccountKey } from '../server/security/crypto';
+import { freePort, killAllNow, startChild, stopAll, type Child } from './proxy/children';
+import { combine, latencyOf, throughput, timingsAtOne, validate, type Latency, type Target, type Throughput, type Timings, type Workload } from './proxy/load';
+import { configureSwitchyard, UPSTREAM_SECRET } from './proxy/switchyard';
+
+interface Options {
+  warmup: number;
+  /** Seconds per target and measurement, split over the rounds. */
+  duration: number;
+  rounds: number;
+  connections: number;
+}
+
+function options(argv: string[]): Options {
+  const quick = argv.includes('--quick');
+  const num = (flag: string, dflt: number) => {
+    const i = argv.indexOf(flag);
+    const v = i >= 0 ? Number(argv[i + 1]) : NaN;
+    return Number.isFinite(v) && v > 0 ? v : dflt;
+  };
+  return {
+    warmup: num('--warmup', quick ? 1 : 5), duration: num('--duration', quick ? 2 : 8),
+    rounds: Math.round(num('--rounds', quick ? 1 : 2)), connections: num('--connections', 32),
+  };
+}
+
+interface TargetResult {
+  target: Target;
+  /** Why this target could not be measured (a non-2xx answer, a broken stream). */
+  problem: string | null;
+  whole?: Throughput;
+  stream?: Throughput;
+  single?: Latency;
+}
+
+const fmt = (n: number | undefined, digits = 0) => (n === undefined || !Number.isFinite(n) ? 'n/a' : n.toFixed(digits));
+const pad = (s: string, n: number) => s.padEnd(n);
+const padL = (s: string, n: number) => s.padStart(n);
+
+/** A throughput figure is usable only when (nearly) every answer was a 2xx. */
+function usable(t: Throughput | undefined, seconds: number): boolean {
+  return !!t && t.rps > 0 && t.failures <= 0.01 * t.rps * seconds;
+}
+
+async function startAll(): Promise<{ upstream: Child; switchyard: Child; portkey: Child | Error; rootKey: string; portkeyPort: number }> {
+  const rootKey = generateAccountKey();
+  const portkeyPort = await freePort();
+  const shim = fileURLToPath(new URL('./portkey-shim.mjs', import.meta.url));
+  const [upstream, switchyard, portkey] = await Promise.all([
+    startChild('bench upstream', ['--import', 'tsx', 'bench/lean-upstream.ts'], {}, /listening (http:\/\/127\.0\.0\.1:\d+)/),
+    startChild('Switchyard', ['--import', 'tsx', 'server/main.ts'], {
+      PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production',
+    }, /Switchyard is listening on (http:\/\/\S+)/),
+    startChild('Portkey', ['--import', shim, 'node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'],
+      { NODE_ENV: 'production' }, /(Ready) for connections/).catch((err: Error) => err),
+  ]);
+  return { upstream, switchyard, portkey, rootKey, portkeyPort };
+}
+
+/**
+ * Every measurement is split into rounds that alternate between the targets, so a change in
+ * the machine's background load (the cores are shared) does not favour whichever ran first.
+ */
+async function measureAll(results: TargetResult[], o: Options): Promise<void> {
+  const live = results.filter((r) => !r.problem);
+  const slice = o.duration / o.rounds;
+  for (const r of live) {
+    process.stdout.write(`  warm-up ${r.target.name} ${o.warmup} s\n`);
+    await throughput(r.target, 'whole', o.warmup, o.connections);
+    await throughput(r.target, 'stream', Math.max(1, o.warmup / 5), o.connections);
+  }
+  const runs = new Map<TargetResult, { whole: Throughput[]; stream: Throughput[]; single: Timings[] }>(
+    live.map((r) => [r, { whole: [], stream: [], single: [] }]));
+  for (const w of ['whole', 'stream'] as Workload[]) {
+    for (let round = 1; round <= o.rounds; round++) {
+      process.stdout.write(`  ${w === 'whole' ? 'non-streamed' : 'streamed'}, round ${round}/${o.rounds}: ${live.map((r) => r.target.name).join(', ')}\n`);
+      for (const r of live) runs.get(r)![w].push(await throughput(r.target, w, slice, o.connections));
+    }
+  }
+  for (let round = 1; round <= o.rounds; round++) {
+    process.stdout.write(`  concurrency 1, round ${round}/${o.rounds}\n`);
+    for (const r of live) runs.get(r)!.single.push(await timingsAtOne(r.target, 'whole', slice));
+  }
+  for (const r of live) {
+    const x = runs.get(r)!;
+    r.whole = combine(x.whole);
+    r.stream = combine(x.stream);
+    r.single = latencyOf(x.single);
+  }
+}
+
+function report(results: TargetResult[], o: Options): string {
+  const lines: string[] = [];
+  lines.push('', `target       workload   req/s      p50 ms   p99 ms   failures`);
+  for (const r of results) {
+    if (r.problem) {
+      lines.push(`${pad(r.target.name, 12)} NOT MEASURED: ${r.problem}`);
+      continue;
+    }
+    for (const [w, t] of [['whole', r.whole], ['streamed', r.stream]] as const) {
+      const bad = usable(t, o.duration) ? '' : `  <- INVALID: non-2xx/errors ${t?.statuses ?? ''}`;
+      lines.push(`${pad(r.target.name, 12)} ${pad(w, 10)} ${padL(fmt(t?.rps), 7)}  ${padL(fmt(t?.p50, 1), 7)}  ${padL(fmt(t?.p99, 1), 7)}   ${t?.failures ?? 'n/a'}${bad}`);
+    }
+  }
+  lines.push('', `concurrency 1, non-streamed (high-resolution clock):`);
+  for (const r of results) {
+    if (r.problem || !r.single) continue;
+    lines.push(`${pad(r.target.name, 12)} p50 ${fmt(r.single.p50, 3)} ms, p99 ${fmt(r.single.p99, 3)} ms over ${r.single.count} requests${r.single.failures ? `, ${r.single.failures} non-2xx` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<number> {
+  const o = options(process.argv.slice(2));
+  console.log(`proxy benchmark: ${o.connections} connections, warm-up ${o.warmup} s, ${o.duration} s per measurement in ${o.rounds} round(s), all on 127.0.0.1`);
+  const { upstream, switchyard, portkey, rootKey, portkeyPort } = await startAll();
+  const account = await configureSwitchyard(switchyard.url, rootKey, upstream.url);
+  console.log(`  upstream ${upstream.url}; Switchyard ${switchyard.url} (load sent with ${account.who}); Portkey ${portkey instanceof Error ? 'failed to start' : `http://127.0.0.1:${portkeyPort}`}`);
+
+  const upstreamAuth = { authorization: `Bearer ${UPSTREAM_SECRET}` };
+  const results: TargetResult[] = [
+    { target: { name: 'direct', url: `${upstream.url}/v1/chat/completions`, headers: upstreamAuth }, problem: null },
+    { target: { name: 'switchyard', url: `${switchyard.url}/v1/chat/completions`, headers: { authorization: `Bearer ${account.key}` } }, problem: null },
+    {
+      target: {
+        name: 'portkey', url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
+        headers: { ...upstreamAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstream.url}/v1` },
+      },
+      problem: portkey instanceof Error ? `did not start: ${portkey.message.split('\n')[0]}` : null,
+    },
+  ];
+  for (const r of results) {
+    if (r.problem) continue;
+    for (const w of ['whole', 'stream'] as Workload[]) {
+      const p = await validate(r.target, w);
+      if (p) { r.problem = `${w === 'whole' ? 'non-streamed' : 'streamed'} request: ${p}`; break; }
+    }
+  }
+  await measureAll(results, o);
+  console.log(report(results, o));
+
+  const [direct, sy, pk] = results;
+  const ok = (r: TargetResult) => !r.problem && usable(r.whole, o.duration);
+  const ratio = (a: TargetResult, b: TargetResult) => (ok(a) && ok(b) ? a.whole!.rps / b.whole!.rps : NaN);
+  const added = (p: 'p50' | 'p99') => (!sy.problem && !direct.problem && sy.single && direct.single ? sy.single[p] - direct.single[p] : NaN);
+  console.log('');
+  if (ok(sy) && ok(direct)) {
+    console.log(`added latency at concurrency 1 (Switchyard minus direct): p50 ${fmt(added('p50'), 3)} ms, p99 ${fmt(added('p99'), 3)} ms`);
+    const streamed = (b: TargetResult) => (!b.problem && usable(sy.stream, o.duration) && usable(b.stream, o.duration) ? sy.stream!.rps / b.stream!.rps : NaN);
+    console.log(`streamed throughput ratio vs portkey: ${fmt(streamed(pk), 2)}, vs direct: ${fmt(streamed(direct), 2)}`);
+  } else {
+    console.log(`Switchyard could not be measured: ${sy.problem ?? 'its answers were not 2xx under load'}; the figures below are n/a.`);
+  }
+  console.log(`ratio vs portkey: ${fmt(ratio(sy, pk), 2)}, vs direct: ${fmt(ratio(sy, direct), 2)}, p50 added ms: ${fmt(added('p50'), 2)}`);
+  return ok(sy) && ok(direct) ? 0 : 1;
+}
+
+process.on('exit', killAllNow);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    stopAll(1000).finally(() => process.exit(130));
+  });
+}
+main()
+  .then((code) => { process.exitCode = code; })
+  .catch((err: Error) => {
+    console.error(`proxy benchmark failed: ${err.message}`);
+    console.log('ratio vs portkey: n/a, vs direct: n/a, p50 added ms: n/a');
+    process.exitCode = 1;
+  })
+  .finally(() => stopAll());

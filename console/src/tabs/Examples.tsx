@@ -1,0 +1,144 @@
+import { createResource, createSignal, For } from 'solid-js';
+import { api } from '../api';
+import { latest } from '../ui/Async';
+import { CopyButton } from '../ui/CopyButton';
+
+type Lang = 'curl' | 'python' | 'node';
+const LANGS: { id: Lang; label: string }[] = [{ id: 'curl', label: 'curl' }, { id: 'python', label: 'Python' }, { id: 'node', label: 'Node.js' }];
+
+/** Snippets read the key from an environment variable: an Owner key pasted into code tends to leak. */
+const KEY_VAR = 'SWITCHYARD_API_KEY';
+
+function openAiSnippet(lang: Lang, base: string, model: string): string {
+  const m = JSON.stringify(model);
+  switch (lang) {
+    case 'curl':
+      return `curl ${base}/v1/chat/completions \\
+  -H "Authorization: Bearer $${KEY_VAR}" \\
+  -H "Content-Type: application/json" \\
+  -d '{
+    "model": ${m},
+    "messages": [{"role": "user", "content": "Hello!"}]
+  }'`;
+    case 'python':
+      return `import os
+from openai import OpenAI
+
+client = OpenAI(base_url="${base}/v1", api_key=os.environ["${KEY_VAR}"])
+reply = client.chat.completions.create(
+    model=${m},
+    messages=[{"role": "user", "content": "Hello!"}],
+)
+print(reply.choices[0].message.content)`;
+    case 'node':
+      return `import OpenAI from 'openai';
+
+const client = new OpenAI({ baseURL: '${base}/v1', apiKey: process.env.${KEY_VAR} });
+const reply = await client.chat.completions.create({
+  model: ${m},
+  messages: [{ role: 'user', content: 'Hello!' }],
+});
+console.log(reply.choices[0].message.content);`;
+  }
+}
+
+function anthropicSnippet(lang: Lang, base: string, model: string): string {
+  const m = JSON.stringify(model);
+  switch (lang) {
+    case 'curl':
+      return `curl ${base}/v1/messages \\
+  -H "x-api-key: $${KEY_VAR}" \\
+  -H "anthropic-version: 2023-06-01" \\
+  -H "Content-Type: application/json" \\
+  -d '{
+    "model": ${m},
+    "max_tokens": 1024,
+    "messages": [{"role": "user", "content": "Hello!"}]
+  }'`;
+    case 'python':
+      return `import os
+from anthropic import Anthropic
+
+client = Anthropic(base_url="${base}", api_key=os.environ["${KEY_VAR}"])
+message = client.messages.create(
+    model=${m},
+    max_tokens=1024,
+    messages=[{"role": "user", "content": "Hello!"}],
+)
+print(message.content[0].text)`;
+    case 'node':
+      return `import Anthropic from '@anthropic-ai/sdk';
+
+const client = new Anthropic({ baseURL: '${base}', apiKey: process.env.${KEY_VAR} });
+const message = await client.messages.create({
+  model: ${m},
+  max_tokens: 1024,
+  messages: [{ role: 'user', content: 'Hello!' }],
+});
+console.log(message.content[0].type === 'text' ? message.content[0].text : message.content);`;
+  }
+}
+
+function SnippetCard(props: { id: string; title: string; endpoint: string; defaultModel: string; models: string[]; snippet: (lang: Lang, base: string, model: string) => string }) {
+  const [lang, setLang] = createSignal<Lang>('curl');
+  const [model, setModel] = createSignal(props.defaultModel);
+  const code = () => props.snippet(lang(), location.origin, model().trim() || props.defaultModel);
+  return (
+    <section class="card" data-testid={`snippet-${props.id}`}>
+      <div class="card-head">
+        <div class="card-title">
+          <h2>{props.title}</h2>
+          <p class="endpoint">POST {location.origin}{props.endpoint}</p>
+        </div>
+        <div class="segmented" role="tablist" aria-label={`${props.title} language`}>
+          <For each={LANGS}>
+            {(l) => (
+              <button type="button" role="tab" aria-selected={lang() === l.id} classList={{ active: lang() === l.id }} onClick={() => setLang(l.id)}>
+                {l.label}
+              </button>
+            )}
+          </For>
+        </div>
+      </div>
+      <div class="inline-field">
+        <label for={`${props.id}-model`}>Model</label>
+        <input id={`${props.id}-model`} list={`${props.id}-models`} value={model()} onInput={(e) => setModel(e.currentTarget.value)} />
+        <datalist id={`${props.id}-models`}>
+          <For each={props.models}>{(m) => <option value={m} />}</For>
+        </datalist>
+      </div>
+      <div class="code-block">
+        <div class="code-head">
+          <span>{LANGS.find((l) => l.id === lang())?.label}</span>
+          <CopyButton text={code} />
+        </div>
+        <pre><code>{code()}</code></pre>
+      </div>
+    </section>
+  );
+}
+
+export function ExamplesTab() {
+  // The model list only feeds suggestions: the snippets work without it.
+  const [models] = createResource(async () => {
+    try {
+      return (await api.dashboard.models.query()).data.map((m) => m.id);
+    } catch {
+      return [];
+    }
+  });
+  const names = () => latest(models) ?? [];
+  return (
+    <div class="stack">
+      <div class="page-head">
+        <h1>AI API examples</h1>
+        <p class="muted">
+          Point any OpenAI- or Anthropic-format client at this gateway. Give each application a subaccount key and export it as <code>{KEY_VAR}</code>.
+          <code>GET {location.origin}/v1/models</code> lists the models a key may use.
+        </p>
+      </div>
+      <SnippetCard id="openai" title="OpenAI format" endpoint="/v1/chat/completions" defaultModel="gpt-4o-mini" models={names()} snippet={openAiSnippet} />
+      <SnippetCard id="anthropic" title="Anthropic format" endpoint="/v1/messages" defaultModel="claude-sonnet-4-5" models={names()} snippet={anthropicSnippet} />
+    </div>
+  );
+}

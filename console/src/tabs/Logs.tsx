@@ -1,0 +1,72 @@
+import { createResource, createSignal, For, Show } from 'solid-js';
+import { api } from '../api';
+import { Async, latest } from '../ui/Async';
+import { Pager } from '../ui/Pager';
+import { formatTime } from '../ui/format';
+
+/** The console's page size, as the spec fixes it. */
+const PAGE_SIZE = 24;
+
+const readableValue = (v: unknown): string => {
+  if (v === null || v === undefined || v === '') return '—';
+  if (Array.isArray(v)) return v.length ? v.map(readableValue).join(', ') : '—';
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+};
+
+/** Details are stored as text or a JSON object; show objects as `key: value` pairs. */
+function readableDetails(details: string): string {
+  if (!details.startsWith('{')) return details || '—';
+  try {
+    const pairs = Object.entries(JSON.parse(details) as Record<string, unknown>).map(([k, v]) => `${k}: ${readableValue(v)}`);
+    return pairs.length ? pairs.join(' · ') : '—';
+  } catch {
+    return details;
+  }
+}
+
+export function LogsTab() {
+  const [page, setPage] = createSignal(1);
+  // Mounting the tab fetches again, so every visit shows the latest entries.
+  const [logs, { refetch }] = createResource(page, (p) => api.dashboard.logs.query({ page: p, size: PAGE_SIZE }));
+  const pages = () => Math.max(1, Math.ceil((latest(logs)?.total ?? 0) / PAGE_SIZE));
+
+  return (
+    <div class="stack">
+      <div class="page-head page-head-row">
+        <div class="page-title">
+          <h1>Operation log</h1>
+          <p class="muted">Every change made through the API in this tenant, newest first.</p>
+        </div>
+        <button type="button" class="btn" onClick={() => refetch()} disabled={logs.loading}>Refresh</button>
+      </div>
+      <Async data={logs} label="Loading the operation log…" onRetry={refetch}>
+        {(data) => (
+          <section class="card" aria-busy={logs.loading}>
+            <Show when={data.logs.length > 0} fallback={<p class="empty">No operations recorded yet.</p>}>
+              <table class="table table-cards" data-testid="log-table">
+                <thead><tr><th>Time</th><th>Action</th><th>Target account</th><th>Details</th><th>IP</th></tr></thead>
+                <tbody>
+                  <For each={data.logs}>
+                    {(e) => (
+                      <tr>
+                        <td data-label="Time" class="nowrap">{formatTime(e.created_at)}</td>
+                        <td data-label="Action">
+                          <code>{e.action}</code>
+                          <Show when={e.status !== 'success'}> <span class="badge badge-off">{e.status}</span></Show>
+                        </td>
+                        <td data-label="Target account">{e.target_id === null ? '—' : `#${e.target_id}`}</td>
+                        <td data-label="Details" class="break details">{readableDetails(e.details)}</td>
+                        <td data-label="IP" class="nowrap"><code>{e.ip}</code></td>
+                      </tr>
+                    )}
+                  </For>
+                </tbody>
+              </table>
+            </Show>
+            <Pager page={data.page} pages={pages()} total={data.total} busy={logs.loading} onPage={setPage} />
+          </section>
+        )}
+      </Async>
+    </div>
+  );
+}

@@ -1,0 +1,173 @@
+import { createMemo, createResource, createSignal, For, Show } from 'solid-js';
+import type { ProviderKey, ProviderKeyResult } from '../../../contract/keys/schemas';
+import { api, describeError } from '../api';
+import { Async, latest } from '../ui/Async';
+import { Notice, type NoticeState } from '../ui/Notice';
+import { StatCard } from '../ui/StatCard';
+import { formatTime } from '../ui/format';
+import { ProviderForm } from './ProviderForm';
+
+const PAGE = 1000;
+
+/** Every key of the Owner, page by page (the API caps a page at 1000). */
+async function loadKeys(): Promise<ProviderKey[]> {
+  const all: ProviderKey[] = [];
+  for (let page = 1; ; page++) {
+    const batch = await api.keys.list.query({ page, size: PAGE });
+    all.push(...batch);
+    if (batch.length < PAGE) return all;
+  }
+}
+
+const KIND_LABEL = { standard: 'Standard', azure: 'Azure', vertex: 'Vertex' } as const;
+
+const hostOf = (url: string) => {
+  try { return new URL(url).host; } catch { return url; }
+};
+
+function StatusBadge(props: { k: ProviderKey }) {
+  return (
+    <Show when={props.k.Status} fallback={
+      <span class="badge badge-off" title={props.k.DisabledReason ?? 'Disabled by the Owner'}>{props.k.DisabledReason ? 'Disabled by gateway' : 'Disabled'}</span>
+    }>
+      <Show when={props.k.Sleeping} fallback={<span class="badge badge-on">Enabled</span>}>
+        <span class="badge badge-warn" title={props.k.SleepUntil ? `Sleeping until ${formatTime(props.k.SleepUntil)}` : 'Sleeping'}>Sleeping</span>
+      </Show>
+    </Show>
+  );
+}
+
+function KeyRow(props: { k: ProviderKey; busy: boolean; onToggle: () => void; onEdit: () => void; onDelete: () => void }) {
+  const [confirming, setConfirming] = createSignal(false);
+  return (
+    <tr data-testid={`key-row-${props.k.ID}`}>
+      <td data-label="Name" class="break"><strong>{props.k.Name || `Key #${props.k.ID}`}</strong> <span class="muted small">#{props.k.ID}</span></td>
+      <td data-label="Provider" class="break">{hostOf(props.k.Provider)}</td>
+      <td data-label="Kind">{KIND_LABEL[props.k.config.provider_type]}</td>
+      <td data-label="Secret"><code>…{props.k.SecretHint}</code></td>
+      <td data-label="Status"><StatusBadge k={props.k} /></td>
+      <td data-label="Actions" class="actions"><div class="row-actions">
+        <Show when={!confirming()} fallback={
+          <>
+            <span class="small">Delete this key?</span>
+            <button type="button" class="btn btn-small btn-danger" disabled={props.busy} onClick={() => props.onDelete()}>Delete</button>
+            <button type="button" class="btn btn-small" onClick={() => setConfirming(false)}>Keep</button>
+          </>
+        }>
+          <button type="button" class="btn btn-small" disabled={props.busy} onClick={() => props.onToggle()}>{props.k.Status ? 'Disable' : 'Enable'}</button>
+          <button type="button" class="btn btn-small" disabled={props.busy} onClick={() => props.onEdit()}>Edit</button>
+          <button type="button" class="btn btn-small btn-ghost-danger" disabled={props.busy} onClick={() => setConfirming(true)}>Delete</button>
+        </Show>
+      </div></td>
+    </tr>
+  );
+}
+
+export function ProvidersTab() {
+  const [keys, { refetch, mutate }] = createResource(loadKeys);
+  // A fresh object per opening, so the form remounts when another key is picked while it is open.
+  const [formFor, setFormFor] = createSignal<{ editing: ProviderKey | null } | null>(null);
+  const [notice, setNotice] = createSignal<NoticeState | null>(null);
+  const [busyId, setBusyId] = createSignal<number | null>(null);
+
+  const levels = createMemo(() => {
+    const groups = new Map<number, ProviderKey[]>();
+    for (const k of latest(keys) ?? []) groups.set(k.Level, [...(groups.get(k.Level) ?? []), k]);
+    return [...groups.entries()].sort((a, b) => a[0] - b[0]).map(([level, list]) => ({ level, keys: list.sort((a, b) => a.ID - b.ID) }));
+  });
+  const active = () => (latest(keys) ?? []).filter((k) => k.Status).length;
+  const sleeping = () => (latest(keys) ?? []).filter((k) => k.Status && k.Sleeping).length;
+
+  const replace = (k: ProviderKey) => mutate((list) => (list ?? []).map((x) => (x.ID === k.ID ? k : x)));
+
+  const done = (r: ProviderKeyResult) => {
+    setFormFor(null);
+    const name = r.Key.Name || `#${r.Key.ID}`;
+    if (r.Action === 'add') {
+      setNotice({
+        kind: 'success',
+        text: (
+          <>
+            Added key {name} at Level {r.Key.Level}.
+            <Show when={r.LevelMapper}>
+              {' '}LEVEL_MAPPER entry added automatically: <code data-testid="level-mapper-entry">{r.LevelMapper}</code>
+            </Show>
+          </>
+        ),
+      });
+    } else setNotice({ kind: 'success', text: `Saved key ${name}.` });
+    void refetch();
+  };
+
+  const act = async (k: ProviderKey, what: 'toggle' | 'delete') => {
+    setBusyId(k.ID);
+    setNotice(null);
+    try {
+      if (what === 'toggle') {
+        const r = await api.keys.update.mutate({ id: String(k.ID), Status: !k.Status });
+        replace(r.Key);
+        setNotice({ kind: 'success', text: `${r.Key.Status ? 'Enabled' : 'Disabled'} key ${r.Key.Name || `#${r.Key.ID}`}.` });
+      } else {
+        await api.keys.remove.mutate({ id: String(k.ID) });
+        mutate((list) => (list ?? []).filter((x) => x.ID !== k.ID));
+        setNotice({ kind: 'success', text: `Deleted key ${k.Name || `#${k.ID}`}.` });
+      }
+    } catch (err) {
+      setNotice({ kind: 'error', text: describeError(err).message });
+    } finally {
+      setBusyId(null);
+    }
+  };
+
+  return (
+    <div class="stack">
+      <div class="page-head page-head-row">
+        <div class="page-title">
+          <h1>Providers</h1>
+          <p class="muted">Upstream provider keys, pooled by Level. Requests are spread round-robin over the enabled keys of a Level.</p>
+        </div>
+        <button type="button" class="btn btn-primary" onClick={() => { setNotice(null); setFormFor({ editing: null }); }} disabled={formFor()?.editing === null}>Add provider key</button>
+      </div>
+      <div class="stats">
+        <StatCard label="Total Levels" value={latest(keys) ? levels().length : '–'} testId="stat-levels" />
+        <StatCard label="Total keys" value={latest(keys)?.length ?? '–'} testId="stat-keys" />
+        <StatCard label="Active keys" value={latest(keys) ? active() : '–'} hint={sleeping() ? `${sleeping()} sleeping after upstream errors` : 'Enabled keys'} testId="stat-active" />
+      </div>
+      <Notice notice={notice()} onClose={() => setNotice(null)} />
+      <Show when={formFor()} keyed>
+        {(f) => <ProviderForm editing={f.editing} onDone={done} onCancel={() => setFormFor(null)} />}
+      </Show>
+      <Async data={keys} label="Loading provider keys…" onRetry={refetch}>
+        {() => (
+          <Show when={levels().length > 0} fallback={
+            <div class="card empty">No provider keys yet. Add one to start routing requests upstream.</div>
+          }>
+            <For each={levels()}>
+              {(group) => (
+                <section class="card level-group" data-testid={`level-${group.level}`}>
+                  <div class="card-head">
+                    <h2>Level {group.level}</h2>
+                    <span class="muted small">{group.keys.length} {group.keys.length === 1 ? 'key' : 'keys'} · {group.keys.filter((k) => k.Status).length} active</span>
+                  </div>
+                  <table class="table table-cards table-keys">
+                    <thead><tr><th class="col-name">Name</th><th class="col-provider">Provider</th><th class="col-kind">Kind</th><th class="col-secret">Secret</th><th class="col-status">Status</th><th class="actions">Actions</th></tr></thead>
+                    <tbody>
+                      <For each={group.keys}>
+                        {(k) => (
+                          <KeyRow k={k} busy={busyId() === k.ID}
+                            onToggle={() => act(k, 'toggle')}
+                            onEdit={() => { setNotice(null); setFormFor({ editing: k }); window.scrollTo({ top: 0, behavior: 'smooth' }); }}
+                            onDelete={() => act(k, 'delete')} />
+                        )}
+                      </For>
+                    </tbody>
+                  </table>
+                </section>
+              )}
+            </For>
+          </Show>
+        )}
+      </Async>
+    </div>
+  );
+}

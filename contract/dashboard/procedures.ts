@@ -1,0 +1,45 @@
+import type { Caller } from '../auth/caller';
+import { authedProcedure, route, router } from '../trpc';
+import { LogPage, LogQuery, ModelList, NoQuery, UserInfo, UserInfoQuery, UserLive } from './schemas';
+
+const tags = ['dashboard'];
+const actor = (ctx: { caller: Caller; ip: string }) => ({ caller: ctx.caller, ip: ctx.ip });
+const models = (path: '/dashboard/models' | '/v1/models' | '/models', summary: string) =>
+  authedProcedure
+    .meta(route({ method: 'GET', path, tags, access: 'account', summary, errors: { 400: 'Unknown query parameter' } }))
+    .input(NoQuery.optional())
+    .output(ModelList)
+    .query(({ ctx }) => ctx.services.dashboard.models(actor(ctx)));
+
+export const dashboardRouter = router({
+  info: authedProcedure
+    .meta(route({ method: 'GET', path: '/dashboard/info', tags, access: 'account', summary: 'The current account: profile, balance and credit cards, limits, ACL and mappers', errors: { 400: 'Unknown query parameter' } }))
+    .input(NoQuery.optional())
+    .output(UserInfo)
+    .query(({ ctx }) => ctx.services.dashboard.info(actor(ctx))),
+  live: authedProcedure
+    .meta(route({ method: 'GET', path: '/dashboard/live', tags, access: 'account', summary: 'user_info plus today\'s and this month\'s usage (UTC); meant for polling', errors: { 400: 'Unknown query parameter' } }))
+    .input(NoQuery.optional())
+    .output(UserLive)
+    .query(({ ctx }) => ctx.services.dashboard.live(actor(ctx))),
+  logs: authedProcedure
+    .meta(route({
+      method: 'GET', path: '/dashboard/logs', tags, access: 'account', summary: 'Operation log visible to the current account',
+      description: 'Newest first. Entries made by the caller or by an account below it, and entries that target the caller or an account below it.',
+      errors: { 400: 'Invalid page, size or filter' },
+    }))
+    .input(LogQuery.optional())
+    .output(LogPage)
+    .query(({ ctx, input }) => ctx.services.dashboard.logs(actor(ctx), input ?? {})),
+  models: models('/dashboard/models', 'Models the current account may use'),
+  modelsV1: models('/v1/models', 'Models the current account may use (alias of /dashboard/models)'),
+  modelsRoot: models('/models', 'Models the current account may use (alias of /dashboard/models)'),
+  userInfo: authedProcedure
+    .meta(route({
+      method: 'GET', path: '/x-info', tags: ['accounts'], access: 'owner', summary: 'An account of the Owner\'s tree: user_info with daily and monthly usage',
+      errors: { 400: 'Missing or invalid `user`', 404: 'No such account' },
+    }))
+    .input(UserInfoQuery)
+    .output(UserLive)
+    .query(({ ctx, input }) => ctx.services.dashboard.userInfo(actor(ctx), input.user)),
+});

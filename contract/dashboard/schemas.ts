@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { isoTime } from '../common';
+
+const money = (description: string) => z.number().meta({ description });
+const limit = (description: string) => z.number().nullable().meta({ description: `${description}; null means no limit` });
+const rate = (description: string) => z.int().nullable().meta({ description: `${description}; null means no limit` });
+
+export const CreditCard = z.object({
+  amount: money('Credit granted on this card (USD)'),
+  balance: money('Credit left on this card (USD)'),
+  granted_at: isoTime,
+  expires_at: isoTime,
+  reference: z.string(),
+}).meta({ id: 'CreditCard', description: 'One credit grant; spending takes from the card that expires first' });
+
+export const ModelLimitView = z.record(z.string(), z.object({ rpm: z.int().optional(), tpm: z.int().optional() }));
+
+/** The flat user_info of `/dashboard/info`. */
+export const UserInfo = z.object({
+  object: z.literal('user_info'),
+  id: z.int(),
+  name: z.string(),
+  email: z.string(),
+  alias: z.string(),
+  billing_email: z.string(),
+  dna: z.string().meta({ description: 'DNA path: the IDs from Root down to and including this account, e.g. `.1.42.`' }),
+  parent_id: z.int().nullable(),
+  owner_id: z.int().meta({ description: 'The tenant: ID of the Owner whose keys and prices apply' }),
+  role: z.enum(['root', 'owner', 'user']),
+  is_owner: z.boolean(),
+  level: z.int(),
+  gear: z.int(),
+  tier: z.int(),
+  rates: z.number().meta({ description: 'Price multiplier of this account' }),
+  factor: z.number(),
+  status: z.boolean(),
+  suspended: z.boolean(),
+  balance: money('Spendable credit: unexpired cards, less usage recorded but not yet deducted'),
+  credit_balance: z.array(CreditCard).meta({ description: 'Unexpired credit cards, earliest expiry first' }),
+  daily_limit: limit('Credit that may be used per UTC day'),
+  hard_limit: limit('Monthly hard cap'),
+  soft_limit: limit('Monthly soft cap (alert)'),
+  user_limit: rate('Most subaccounts this account may create'),
+  auto_quota: z.boolean(),
+  rpm: rate('Requests per minute'),
+  rph: rate('Requests per hour'),
+  rpd: rate('Requests per UTC day'),
+  tpm: rate('Tokens per minute'),
+  tph: rate('Tokens per hour'),
+  tpd: rate('Tokens per UTC day'),
+  resources: z.string().meta({ description: 'Allowed path prefixes; empty means all' }),
+  allow_ips: z.string().meta({ description: 'Allowed IPs/CIDRs; empty means all' }),
+  allow_models: z.string().meta({ description: 'Allowed model patterns; empty means all' }),
+  allow_levels: z.string().meta({ description: 'Allowed Levels; empty means all' }),
+  model_mapper: z.string().meta({ description: 'The account\'s own model mapping, `pattern=model, …`' }),
+  level_mapper: z.string().meta({ description: 'The account\'s own Level mapping, `pattern=level, …`' }),
+  model_limits: ModelLimitView,
+  created_at: isoTime,
+  updated_at: isoTime,
+}).meta({ id: 'UserInfo' });
+
+export const ModelUsage = z.object({
+  Requests: z.int(),
+  Prompt: z.number().meta({ description: 'Input tokens (cached ones included)' }),
+  Completion: z.number().meta({ description: 'Output tokens (reasoning ones included)' }),
+  Reasoning: z.number(),
+  Cached: z.number().meta({ description: 'Input tokens served from the provider cache' }),
+  CreditUsed: z.number(),
+}).meta({ id: 'ModelUsage' });
+
+export const PeriodUsage = ModelUsage.extend({
+  ModelUsage: z.record(z.string(), ModelUsage).meta({ description: 'The same figures per model' }),
+}).meta({ id: 'PeriodUsage' });
+
+export const UserLive = UserInfo.extend({
+  daily_usage: PeriodUsage.meta({ description: 'The current UTC day' }),
+  monthly_usage: PeriodUsage.meta({ description: 'The current UTC calendar month' }),
+}).meta({ id: 'UserLive' });
+
+export const NoQuery = z.strictObject({});
+
+export const UserInfoQuery = z.strictObject({
+  user: z.string({ error: 'required: an account ID or name' }).trim().min(1).max(320)
+    .meta({ description: 'Account ID or name (an email or a DNA path also work)' }),
+});
+
+export const LogQuery = z.strictObject({
+  page: z.coerce.number().int().min(1).max(1_000_000).optional().meta({ description: 'Page number, 1-based (default 1)' }),
+  size: z.coerce.number().int().min(1).max(100).optional().meta({ description: 'Entries per page (default 24, at most 100)' }),
+  action: z.string().min(1).max(100).optional().meta({ description: 'Only entries of this action, e.g. `add_key`' }),
+  target_id: z.coerce.number().int().min(0).max(2_147_483_647).optional(),
+  status: z.enum(['success', 'failure']).optional(),
+});
+
+export const LogEntry = z.object({
+  id: z.int(),
+  action: z.string(),
+  operator_id: z.int().nullable(),
+  target_id: z.int().nullable(),
+  details: z.string(),
+  ip: z.string(),
+  status: z.string(),
+  created_at: isoTime,
+}).meta({ id: 'LogEntry' });
+
+export const LogPage = z.object({
+  logs: z.array(LogEntry),
+  total: z.int(),
+  page: z.int(),
+  size: z.int(),
+  has_more: z.boolean(),
+}).meta({ id: 'LogPage' });
+
+export const ModelList = z.object({
+  object: z.literal('list'),
+  data: z.array(z.object({ id: z.string(), object: z.literal('model'), owned_by: z.string() }).meta({ id: 'Model' })),
+}).meta({ id: 'ModelList' });
+
+export type UserInfo = z.infer<typeof UserInfo>;
+export type UserLive = z.infer<typeof UserLive>;
+export type ModelUsage = z.infer<typeof ModelUsage>;
+export type PeriodUsage = z.infer<typeof PeriodUsage>;
+export type LogQuery = z.infer<typeof LogQuery>;
+export type LogEntry = z.infer<typeof LogEntry>;
+export type LogPage = z.infer<typeof LogPage>;
+export type ModelList = z.infer<typeof ModelList>;

@@ -1,0 +1,26 @@
+import type { Dispatcher } from 'undici';
+import type { PooledKey } from '../routing/key-pool';
+import type { ProviderKind } from './types';
+import { standardKind } from './standard/index';
+import { createAzureKind } from './azure/index';
+import { createVertexKind } from './vertex/index';
+import { VertexTokens } from './vertex/token';
+
+export interface ProviderKinds {
+  of(key: PooledKey): ProviderKind;
+  vertexTokens: VertexTokens;
+}
+
+/** The provider kinds by `config.provider_type`; an unknown or missing type is `standard`. */
+export function createProviderKinds(opts: { dispatcher: Dispatcher; azureApiVersion: string; tokenTimeoutMs: number }): ProviderKinds {
+  const vertexTokens = new VertexTokens(opts.dispatcher, opts.tokenTimeoutMs);
+  const kinds: Record<string, ProviderKind> = {
+    standard: standardKind,
+    azure: createAzureKind(opts.azureApiVersion),
+    vertex: createVertexKind(vertexTokens),
+  };
+  return {
+    of: (key) => kinds[key.config.provider_type as string] ?? standardKind,
+    vertexTokens,
+  };
+}

@@ -1,0 +1,88 @@
+import { Agent } from 'undici';
+import type { TemplatedApp } from '../http/uws';
+import type { Db } from '../storage/database';
+import type { AccountCache } from '../auth/account-cache';
+import type { OwnerConfigStore } from '../config/store';
+import type { KeyPool } from '../routing/key-pool';
+import type { UsageSink } from '../usage/types';
+import type { Logger } from '../log/logger';
+import type { Settings } from '../settings/settings';
+import type { Endpoint } from '../providers/types';
+import type { LimitStore } from '../limits/counters';
+import { MemoryLimitStore } from '../limits/memory-store';
+import { createProviderKinds } from '../providers/registry';
+import { AccountProfiles } from './profile';
+import { Balances } from './balances';
+import { KeyHealth } from './key-health';
+import { ProxyPipeline } from './pipeline';
+import type { ProxyDeps } from './call';
+
+/** The proxy's routes: each OpenAI-format path also answers without `/v1`, as the reference does. */
+export const PROXY_ROUTES: readonly [path: string, endpoint: Endpoint, canonical: string][] = [
+  ['/v1/chat/completions', 'chat', '/v1/chat/completions'],
+  ['/chat/completions', 'chat', '/v1/chat/completions'],
+  ['/v1/responses', 'responses', '/v1/responses'],
+  ['/responses', 'responses', '/v1/responses'],
+  ['/v1/embeddings', 'embeddings', '/v1/embeddings'],
+  ['/embeddings', 'embeddings', '/v1/embeddings'],
+  ['/v1/messages', 'messages', '/v1/messages'],
+  ['/messages', 'messages', '/v1/messages'],
+];
+
+export interface AiProxy {
+  /** Registers the proxy's uWS routes; call before the `/*` catch-all. */
+  register(app: TemplatedApp): void;
+  limits: LimitStore;
+  health: KeyHealth;
+  /** Refuses new calls, waits for those under way, then closes upstream connections. */
+  close(): Promise<void>;
+}
+
+export interface ProxyBuild {
+  settings: Settings;
+  log: Logger;
+  db: Db;
+  accounts: AccountCache;
+  config: OwnerConfigStore;
+  pool: KeyPool;
+  usage: UsageSink;
+}
+
+export function createProxy(b: ProxyBuild): AiProxy {
+  const s = b.settings;
+  // One keep-alive pool per upstream origin, shared by every request: no per-call handshakes.
+  const dispatcher = new Agent({
+    connections: s.upstreamConnections,
+    keepAliveTimeout: 30_000,
+    connect: { timeout: s.upstreamConnectTimeoutMs },
+  });
+  const limits = new MemoryLimitStore({ threshold: s.switchOverThreshold, windowMs: s.switchOverWindowMs });
+  const health = new KeyHealth(b.db, b.pool, b.log, s.keySleepMs, s.keySleepMaxMs);
+  const deps: ProxyDeps = {
+    settings: s,
+    log: b.log,
+    accounts: b.accounts,
+    config: b.config,
+    pool: b.pool,
+    profiles: new AccountProfiles(b.db, b.accounts),
+    balances: new Balances(b.db, b.usage, s.balanceRefreshMs, b.accounts, b.log),
+    limits,
+    usage: b.usage,
+    kinds: createProviderKinds({ dispatcher, azureApiVersion: s.azureApiVersion, tokenTimeoutMs: s.upstreamConnectTimeoutMs + 20_000 }),
+    health,
+    dispatcher,
+  };
+  const pipeline = new ProxyPipeline(deps);
+  return {
+    register(app) {
+      for (const [path, endpoint, canonical] of PROXY_ROUTES) app.post(path, pipeline.route(endpoint, canonical));
+    },
+    limits,
+    health,
+    async close() {
+      await pipeline.close();
+      await health.settle();
+      await dispatcher.destroy().catch(() => undefined);
+    },
+  };
+}

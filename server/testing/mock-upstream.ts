@@ -1,0 +1,242 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { sendJson, sleep, type Behaviour } from './mock-upstream/common';
+import { chatCompletions, embeddings, openaiError, responses, type Call } from './mock-upstream/openai';
+import { anthropicError, anthropicPreconditions, messages } from './mock-upstream/anthropic';
+import { TokenIssuer, type TokenBehaviour } from './mock-upstream/oauth';
+
+export type { Behaviour, Usage } from './mock-upstream/common';
+export type { TokenBehaviour } from './mock-upstream/oauth';
+export { estimateTokens } from './mock-upstream/common';
+
+export interface RecordedRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  query: Record<string, string>;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** Parsed JSON, or the raw text when it is not JSON (e.g. the token endpoint's form). */
+  body: unknown;
+  /** The upstream credential: Bearer token, `x-api-key`, `api-key`, or the JWT `iss` on `/token`. */
+  credential: string | null;
+  /** Date.now() when the request body had arrived. */
+  at: number;
+  /** Azure-style paths only. */
+  deployment?: string;
+  apiVersion?: string;
+  /** Vertex-style paths only. */
+  project?: string;
+  location?: string;
+}
+
+export interface MockUpstream {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** Every request, in arrival order. */
+  requests: RecordedRequest[];
+  /** Token exchanges at `/token` (accepted or refused). */
+  readonly tokenRequests: number;
+  /**
+   * How requests with this upstream credential are answered from now on (replaces an earlier
+   * behaviour for it). For Vertex-style calls the credential is the issued access token; a
+   * behaviour registered under the service account's client email applies to all its tokens.
+   */
+  behave(credential: string, b: Behaviour): void;
+  /** How `/token` answers assertions issued by this service account. */
+  behaveToken(clientEmail: string, b: TokenBehaviour): void;
+  /** Makes `/token` verify this service account's RS256 signatures (otherwise only shape and claims are checked). */
+  trustServiceAccount(clientEmail: string, publicKeyPem: string): void;
+  /** Invalidates every issued access token: Vertex-style calls with them get 401 until a new exchange. */
+  revokeTokens(): void;
+  /** Clears requests, behaviours and the token-request count (issued tokens and trusted keys stay). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+type Family = 'openai' | 'anthropic';
+
+interface Route {
+  family: Family;
+  handle: (c: Call) => void | Promise<void>;
+  /** Extra recorded fields and the model to echo when the body has none. */
+  deployment?: string;
+  project?: string;
+  location?: string;
+  vertex?: boolean;
+}
+
+const AZURE = /\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/;
+const VERTEX = /\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/endpoints\/openapi\/chat\/completions$/;
+
+/** Any path prefix is accepted before `/v1/...`, as for a Provider URL with a base path. */
+function routeOf(path: string): Route | null {
+  let m = VERTEX.exec(path);
+  if (m) return { family: 'openai', handle: chatCompletions, project: decodeURIComponent(m[1]), location: decodeURIComponent(m[2]), vertex: true };
+  m = AZURE.exec(path);
+  if (m) return { family: 'openai', handle: m[2] === 'embeddings' ? embeddings : chatCompletions, deployment: decodeURIComponent(m[1]) };
+  if (path.endsWith('/v1/chat/completions')) return { family: 'openai', handle: chatCompletions };
+  if (path.endsWith('/v1/responses')) return { family: 'openai', handle: responses };
+  if (path.endsWith('/v1/embeddings')) return { family: 'openai', handle: embeddings };
+  if (path.endsWith('/v1/messages')) return { family: 'anthropic', handle: messages };
+  return null;
+}
+
+function credentialOf(req: IncomingMessage): string | null {
+  const h = req.headers;
+  const bearer = /^Bearer\s+(\S+)$/i.exec(h.authorization ?? '');
+  return (h['x-api-key'] as string | undefined) || (h['api-key'] as string | undefined) || bearer?.[1] || null;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * A fake set of AI providers (OpenAI, Anthropic, Azure-style deployments, a Vertex-style
+ * cloud platform with its token exchange) on a loopback port, answering in each provider's
+ * real wire format, recording every request, and misbehaving per credential on demand.
+ */
+export async function startMockUpstream(): Promise<MockUpstream> {
+  const requests: RecordedRequest[] = [];
+  const behaviours = new Map<string, Behaviour & { left?: number }>();
+  const tokenBehaviours = new Map<string, TokenBehaviour & { left?: number }>();
+  const issuer = new TokenIssuer();
+  const sockets = new Set<Socket>();
+
+  /** The behaviour in force for this request, consuming one of its `times`. */
+  function take<B extends { times?: number; left?: number }>(map: Map<string, B>, ...ids: (string | null)[]): B | undefined {
+    for (const id of ids) {
+      if (id === null) continue;
+      const b = map.get(id);
+      if (!b) continue;
+      if (b.left !== undefined) {
+        if (b.left <= 0) continue;
+        b.left -= 1;
+      }
+      return b;
+    }
+    return undefined;
+  }
+
+  async function tokenEndpoint(req: IncomingMessage, res: ServerResponse, raw: string, rec: RecordedRequest): Promise<void> {
+    const iss = TokenIssuer.issuerOf(raw);
+    rec.credential = iss;
+    const tb = take(tokenBehaviours, iss) ?? {};
+    if (tb.delayMs) await sleep(tb.delayMs);
+    if (tb.status && tb.status >= 400) {
+      issuer.requests += 1;
+      sendJson(res, tb.status, { error: tb.status === 401 || tb.status === 400 ? 'invalid_grant' : 'internal_failure', error_description: `mock refusal (${tb.status})` });
+      return;
+    }
+    const answer = issuer.exchange(raw, rec.path, tb.expiresIn);
+    sendJson(res, answer.status, answer.body);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const u = new URL(req.url ?? '/', 'http://mock');
+    const raw = await readBody(req);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    let body: unknown = raw;
+    let json = false;
+    if (raw && /json/i.test(headers['content-type'] ?? '')) {
+      try { body = JSON.parse(raw); json = true; } catch { /* recorded raw; answered 400 below */ }
+    }
+    const rec: RecordedRequest = {
+      method: req.method ?? 'GET', path: u.pathname, query: Object.fromEntries(u.searchParams), headers, body,
+      credential: credentialOf(req), at: Date.now(),
+    };
+    requests.push(rec);
+
+    if (req.method === 'POST' && u.pathname.endsWith('/token')) return tokenEndpoint(req, res, raw, rec);
+    const route = req.method === 'POST' ? routeOf(u.pathname) : null;
+    if (!route) return openaiError(res, 404, `Invalid URL (${req.method} ${u.pathname})`, {}, 'unknown_url');
+    const fail = route.family === 'anthropic' ? anthropicError : openaiError;
+    if (route.deployment !== undefined) {
+      rec.deployment = route.deployment;
+      rec.apiVersion = u.searchParams.get('api-version') ?? undefined;
+    }
+    if (route.project !== undefined) {
+      rec.project = route.project;
+      rec.location = route.location;
+    }
+    if (!rec.credential) return fail(res, 401, 'No API key provided.');
+    let holder: string | null = null;
+    if (route.vertex) {
+      holder = issuer.holder(rec.credential);
+      if (!holder) return fail(res, 401, 'Request had invalid authentication credentials. Expected OAuth 2 access token.');
+    }
+    if (route.deployment !== undefined && !rec.apiVersion) return fail(res, 404, 'Resource not found: api-version query parameter is required');
+    if (!json || typeof body !== 'object' || body === null || Array.isArray(body)) return fail(res, 400, 'The request body is not a JSON object.');
+
+    const b = take(behaviours, rec.credential, holder) ?? {};
+    if (b.delayMs) await sleep(b.delayMs);
+    if (res.destroyed) return;
+    const status = b.status ?? (b.retryAfter !== undefined ? 429 : undefined);
+    if (status !== undefined && status >= 400) {
+      const extra: Record<string, string> = status === 429 && b.retryAfter !== undefined ? { 'retry-after': String(b.retryAfter) } : {};
+      return fail(res, status, `mock upstream failure (${status})`, extra);
+    }
+    const fields = body as Record<string, unknown>;
+    const model = typeof fields.model === 'string' ? fields.model : route.deployment ?? 'unknown-model';
+    const call: Call = { req, res, body: fields, behaviour: b, model };
+    if (route.family === 'anthropic' && !anthropicPreconditions(call)) return;
+    if (route.family === 'openai' && route.handle !== embeddings && route.handle !== responses && !Array.isArray(fields.messages)) {
+      return fail(res, 400, "'messages' is a required property");
+    }
+    await route.handle(call);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: Error) => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: `mock upstream crashed: ${err.message}`, type: 'server_error', param: null, code: 'mock_crash' } });
+      else res.destroy();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    get tokenRequests() { return issuer.requests; },
+    behave(credential, b) {
+      behaviours.set(credential, { ...b, left: b.times });
+    },
+    behaveToken(clientEmail, b) {
+      tokenBehaviours.set(clientEmail, { ...b, left: b.times });
+    },
+    trustServiceAccount(clientEmail, publicKeyPem) {
+      issuer.trust(clientEmail, publicKeyPem);
+    },
+    revokeTokens() {
+      issuer.revoke();
+    },
+    reset() {
+      requests.length = 0;
+      behaviours.clear();
+      tokenBehaviours.clear();
+      issuer.resetCount();
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Stalled streams and keep-alive sockets would otherwise hold close() forever.
+        for (const s of sockets) s.destroy();
+      });
+    },
+  };
+}

@@ -1,0 +1,145 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** How the mock answers the requests made with one upstream credential. */
+export interface Behaviour {
+  /** Answer this status with an error body in the provider's format. */
+  status?: number;
+  /** Seconds, sent as Retry-After (with status 429). */
+  retryAfter?: number;
+  /** Apply this behaviour to the next N requests only, then behave normally. */
+  times?: number;
+  /** Wait this long before the response headers. */
+  delayMs?: number;
+  /** Content chunks in a stream (default 3). */
+  chunks?: number;
+  /** Delay between SSE content chunks. */
+  chunkDelayMs?: number;
+  /** Streaming: destroy the socket after N content chunks (no terminating event). */
+  cutAfterChunks?: number;
+  /** Streaming: stop sending after N content chunks but keep the socket open. */
+  stallAfterChunks?: number;
+  /**
+   * Usage to report. `prompt_tokens` includes `cached_tokens` (OpenAI's meaning); the Anthropic
+   * format reports them as `input_tokens = prompt_tokens - cached_tokens` plus `cache_read_input_tokens`.
+   * `reasoning_tokens` is part of `completion_tokens`.
+   */
+  usage?: Usage;
+  /** The assistant text (split across chunks when streaming). */
+  text?: string;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  reasoning_tokens?: number;
+  cached_tokens?: number;
+}
+
+/** One SSE frame: `event:` line (optional) and its JSON (or literal) data. */
+export interface Frame {
+  event?: string;
+  data: unknown;
+}
+
+/** A streamed answer: frames before the content, the content chunks, frames after. */
+export interface StreamScript {
+  head: Frame[];
+  content: Frame[];
+  tail: Frame[];
+}
+
+/** The mock's deterministic token estimate: a quarter of the characters, at least 1. */
+export function estimateTokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+/** The text of OpenAI/Anthropic/Responses message content (a string or an array of text parts). */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+}
+
+export function messagesText(messages: unknown): string {
+  if (!Array.isArray(messages)) return typeof messages === 'string' ? messages : '';
+  return messages.map((m) => (m && typeof m === 'object' ? contentText((m as { content?: unknown }).content) : '')).join('\n');
+}
+
+/** The usage to report: the behaviour's, else derived from the prompt and answer lengths. */
+export function usageFor(b: Behaviour, promptText: string, answer: string): Usage {
+  return b.usage ?? { prompt_tokens: estimateTokens(promptText), completion_tokens: estimateTokens(answer) };
+}
+
+export function answerText(b: Behaviour, model: string): string {
+  return b.text ?? `This is a mock answer from ${model}.`;
+}
+
+/** Splits text into `n` contiguous pieces (fewer when the text is shorter); joined they give the text back. */
+export function splitText(text: string, n: number): string[] {
+  const count = Math.max(1, Math.min(Math.floor(n), text.length || 1));
+  const out: string[] = [];
+  const size = text.length / count;
+  for (let i = 0; i < count; i++) out.push(text.slice(Math.round(i * size), Math.round((i + 1) * size)));
+  return out;
+}
+
+let counter = 0;
+/** Unique, readable IDs in the providers' styles (`chatcmpl-…`, `msg_…`, `resp_…`). */
+export function mockId(prefix: string): string {
+  counter += 1;
+  return `${prefix}${Date.now().toString(36)}${counter.toString(36).padStart(4, '0')}`;
+}
+
+export const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.destroyed || res.writableEnded) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function writeFrame(res: ServerResponse, f: Frame): Promise<void> {
+  const data = typeof f.data === 'string' ? f.data : JSON.stringify(f.data);
+  const text = `${f.event ? `event: ${f.event}\n` : ''}data: ${data}\n\n`;
+  return new Promise((resolve) => {
+    if (res.destroyed) return resolve();
+    res.write(text, () => resolve());
+  });
+}
+
+/**
+ * Plays a stream script with the behaviour's pacing and failures. A cut destroys the socket
+ * once the chunks before it have reached the kernel, so the client sees them and then an error;
+ * a stall leaves the response open (the server's close() ends it).
+ */
+export async function playStream(req: IncomingMessage, res: ServerResponse, b: Behaviour, script: StreamScript): Promise<void> {
+  let gone = false;
+  res.on('close', () => (gone = true));
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  res.flushHeaders();
+  for (const f of script.head) await writeFrame(res, f);
+  const delay = b.chunkDelayMs ?? 0;
+  const stopAt = (n: number) => {
+    if (b.cutAfterChunks !== undefined && n >= b.cutAfterChunks) {
+      req.socket.destroy();
+      return true;
+    }
+    return b.stallAfterChunks !== undefined && n >= b.stallAfterChunks;
+  };
+  if (stopAt(0)) return;
+  for (let i = 0; i < script.content.length; i++) {
+    if (i > 0 && delay > 0) await sleep(delay);
+    if (gone) return;
+    await writeFrame(res, script.content[i]);
+    if (stopAt(i + 1)) return;
+  }
+  if (delay > 0) await sleep(delay);
+  for (const f of script.tail) {
+    if (gone) return;
+    await writeFrame(res, f);
+  }
+  if (!gone) res.end();
+}
