@@ -13,6 +13,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { generateAccountKey } from '../server/security/crypto';
+import { bundleServer } from '../server/build/bundle';
 import { freePort, killAllNow, startChild, stopAll, type Child } from './proxy/children';
 import { combine, latencyOf, throughput, timingsAtOne, validate, type Latency, type Target, type Throughput, type Timings, type Workload } from './proxy/load';
 import { configureSwitchyard, UPSTREAM_SECRET } from './proxy/switchyard';
@@ -60,9 +61,11 @@ async function startAll(): Promise<{ upstream: Child; switchyard: Child; portkey
   const rootKey = generateAccountKey();
   const portkeyPort = await freePort();
   const shim = fileURLToPath(new URL('./portkey-shim.mjs', import.meta.url));
+  // Measured as `npm start` runs it: the production bundle on plain node.
+  const bundle = await bundleServer();
   const [upstream, switchyard, portkey] = await Promise.all([
     startChild('bench upstream', ['--import', 'tsx', 'bench/lean-upstream.ts'], {}, /listening (http:\/\/127\.0\.0\.1:\d+)/),
-    startChild('Switchyard', ['--import', 'tsx', 'server/main.ts'], {
+    startChild('Switchyard', [bundle], {
       PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production',
     }, /Switchyard is listening on (http:\/\/\S+)/),
     startChild('Portkey', ['--import', shim, 'node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'],

@@ -1,5 +1,4 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { consoleDist } from './build/paths';
 import { appRouter } from '../contract/index';
 import type { RequestContext } from '../contract/trpc';
 import type { Services } from '../contract/services';
@@ -24,6 +23,7 @@ import { KeyPool } from './routing/key-pool';
 import { ProviderKeys } from './keys/service';
 import { Helpers } from './keys/helpers';
 import { accounts } from './storage/schema';
+import { recordWriterFor } from './usage/record-writers';
 import { UsageRecorder } from './usage/recorder';
 import { createProxy, type AiProxy } from './proxy/routes';
 import type { UsageSink } from './usage/types';
@@ -52,7 +52,6 @@ export interface StartOptions {
   log?: Logger;
 }
 
-const consoleDist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'console', 'dist');
 
 export class NativeUwsMissingError extends Error {}
 
@@ -86,7 +85,7 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   await pool.reloadAll(owners.map((o) => o.id));
   for (const o of owners) await configStore.routing(o.id);
 
-  const usage = new UsageRecorder(db, log);
+  const usage = new UsageRecorder(db, log, { writeRecords: recordWriterFor(database.kind) });
   const proxy = createProxy({ settings, log, db, accounts: accountCache, config: configStore, pool, usage });
   const managePolicy = new BalanceManagePolicy(db, settings.userApiBalance, (id) => usage.pendingCredit(id));
   const services: Services = {

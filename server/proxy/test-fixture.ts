@@ -63,7 +63,7 @@ export async function startProxyFixture(overrides: Partial<Settings> = {}): Prom
     async usage(accountId) {
       await gw.gateway.usage.flush();
       const rows = await gw.gateway.database.rows<UsageRow>(sql`select model, level, key_id, endpoint, prompt, completion, reasoning, cached, credit_used, status
-        from usage_records where account_id = ${accountId} order by id`);
+        from usage_records where account_id = ${accountId} order by created_at`);
       return rows.map((r) => ({ ...r, credit_used: Number(r.credit_used) }));
     },
     async config(values) {

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { migrationsFolder } from '../build/paths';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import * as schema from './schema';
 
@@ -18,7 +18,6 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 const STARTUP_LOCK = 7_134_201;
 
 export async function openDatabase(url: string | undefined, dataDir: string): Promise<Database> {

@@ -105,6 +105,17 @@ describe('UsageRecorder on the gateway', () => {
     expect(gw.logs.some((l) => l.includes('usage_event_rejected'))).toBe(true);
   });
 
+  it('writes every field of a record exactly, whatever characters the model and endpoint hold', async () => {
+    const a = await createAccount(gw, owner, { CreditGranted: 5 });
+    const at = new Date('2026-03-04T05:06:07.890Z');
+    gw.gateway.usage.record(usageOf(a, { model: 'my,"odd"\nmodel\0 ü', endpoint: '/v1/x,"y"', level: null, keyId: 7, prompt: 3, completion: 4, reasoning: 1, cached: 2, creditUsed: 1.25e-7, status: 'abnormal', at }));
+    await gw.gateway.usage.flush();
+    const [r] = await rows<Record<string, unknown>>(sql`select model, endpoint, level, key_id, prompt, completion, reasoning, cached, credit_used::text as credit, status, created_at from usage_records where account_id = ${a.id}`);
+    expect(r).toMatchObject({ model: 'my,"odd"\nmodel ü', endpoint: '/v1/x,"y"', level: null, key_id: 7, prompt: 3, completion: 4, reasoning: 1, cached: 2, status: 'abnormal' });
+    expect(Number(r.credit)).toBeCloseTo(1.25e-7, 15);
+    expect(new Date(String(r.created_at)).toISOString()).toBe(at.toISOString());
+  });
+
   it('flushes through POST /x-conf SaveCache', async () => {
     const a = await createAccount(gw, owner, { CreditGranted: 5 });
     gw.gateway.usage.record(usageOf(a));

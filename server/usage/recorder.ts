@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import type { Db, Tx } from '../storage/database';
-import { usageDaily, usageRecords } from '../storage/schema';
+import { usageDaily } from '../storage/schema';
 import { deductCredit } from '../credits/ledger';
 import type { Logger } from '../log/logger';
 import { errorFields } from '../log/logger';
 import type { UsageEvent, UsageSink } from './types';
+import { jsonRecords, type RecordWriter } from './record-writers';
 
 export interface RecorderOptions {
   /** How often buffered events are written. */
@@ -13,11 +14,15 @@ export interface RecorderOptions {
   batchSize?: number;
   /** Most events written in one transaction; a larger buffer is written in several. */
   maxPerTransaction?: number;
+  /** How raw records reach the database (see record-writers.ts); the portable JSON path by default. */
+  writeRecords?: RecordWriter;
 }
 
 const INT_MAX = 2_147_483_647;
-/** usage_records takes 13 parameters a row; PostgreSQL allows 65,535 per statement. */
+/** usage_daily takes 11 parameters a row; PostgreSQL allows 65,535 per statement. */
 const ROWS_PER_INSERT = 4000;
+/** Raw records travel as one document (JSON or CSV): the bound is its size, not a parameter count. */
+const RECORDS_PER_INSERT = 10_000;
 
 /**
  * Root and Owners are not charged: they bring the provider keys their usage runs on.
@@ -51,11 +56,13 @@ export class UsageRecorder implements UsageSink {
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private readonly maxPerTransaction: number;
+  private readonly writeRecords: RecordWriter;
 
   constructor(private readonly db: Db, private readonly log: Logger, opts: RecorderOptions = {}) {
     this.intervalMs = opts.intervalMs ?? 200;
     this.batchSize = opts.batchSize ?? 1000;
     this.maxPerTransaction = opts.maxPerTransaction ?? 5000;
+    this.writeRecords = opts.writeRecords ?? jsonRecords;
     this.timer = setInterval(() => this.tick(), this.intervalMs);
     this.timer.unref();
   }
@@ -140,12 +147,7 @@ export class UsageRecorder implements UsageSink {
   }
 
   private async write(tx: Tx, batch: UsageEvent[]): Promise<void> {
-    for (let i = 0; i < batch.length; i += ROWS_PER_INSERT) {
-      await tx.insert(usageRecords).values(batch.slice(i, i + ROWS_PER_INSERT).map((e) => ({
-        accountId: e.accountId, ownerId: e.ownerId, model: e.model, level: e.level, keyId: e.keyId, endpoint: e.endpoint,
-        prompt: e.prompt, completion: e.completion, reasoning: e.reasoning, cached: e.cached, creditUsed: e.creditUsed, status: e.status, createdAt: e.at,
-      })));
-    }
+    for (let i = 0; i < batch.length; i += RECORDS_PER_INSERT) await this.writeRecords(tx, batch.slice(i, i + RECORDS_PER_INSERT));
     const daily = aggregate(batch);
     for (let i = 0; i < daily.length; i += ROWS_PER_INSERT) {
       await tx.insert(usageDaily).values(daily.slice(i, i + ROWS_PER_INSERT)).onConflictDoUpdate({
@@ -201,6 +203,9 @@ export function aggregate(batch: UsageEvent[]): Daily[] {
   return [...byKey.values()].sort((a, b) => a.accountId - b.accountId || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
 }
 
+/** PostgreSQL text cannot hold NUL: one such model name would fail every batch it joined. */
+const text = (s: string | undefined, max: number) => (s ?? '').replace(/\0/g, '').slice(0, max);
+
 const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), INT_MAX) : 0);
 
 /**
@@ -212,10 +217,10 @@ function sanitize(e: UsageEvent): UsageEvent {
     accountId: e.accountId,
     ownerId: e.ownerId,
     dna: e.dna ?? '',
-    model: (e.model || 'unknown').slice(0, 200),
+    model: text(e.model, 200) || 'unknown',
     level: Number.isInteger(e.level) && Math.abs(e.level!) <= INT_MAX ? e.level : null,
     keyId: Number.isInteger(e.keyId) && Math.abs(e.keyId!) <= INT_MAX ? e.keyId : null,
-    endpoint: (e.endpoint ?? '').slice(0, 200),
+    endpoint: text(e.endpoint, 200),
     prompt: count(e.prompt),
     completion: count(e.completion),
     reasoning: count(e.reasoning),
