@@ -158,6 +158,10 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   }
   const url = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${listen.port}`;
   log.info('listening', { url, database: database.kind, tenancy: settings.tenancy, native_uws: isNativeUws });
+  if (settings.redisUrl) {
+    // Said at every start rather than ignored: several instances would each count on their own.
+    log.warn('redis_not_shared_yet', { message: 'REDIS_URL is set, but rate-limit counters, switch-over windows and cache invalidation are still kept per instance; run one instance until the shared implementation lands' });
+  }
 
   let closed = false;
   return {

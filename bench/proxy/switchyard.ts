@@ -21,32 +21,21 @@ async function call(url: string, key: string, method: string, path: string, body
   return { status: res.status, body: parsed, text };
 }
 
-/** The first account key (`sk-Xvs…`) anywhere in a response body: its exact place is not fixed by the spec. */
-function findAccountKey(v: unknown): string | null {
-  if (typeof v === 'string') return /^sk-Xvs[A-Za-z0-9]+$/.test(v) ? v : null;
-  if (v && typeof v === 'object') {
-    for (const x of Object.values(v)) {
-      const k = findAccountKey(x);
-      if (k) return k;
-    }
-  }
-  return null;
-}
-
 /**
  * Adds one provider key on Level 1 pointing at the bench upstream, then a subaccount with
- * credit (so authentication, limits and billing are all on the measured path). Without the
- * accounts API yet, Root's own key is used.
+ * credit and generous rate limits, so authentication, the limit counters, the balance check
+ * and billing are all on the measured path.
  */
 export async function configureSwitchyard(url: string, rootKey: string, upstream: string): Promise<BenchAccount> {
   const key = await call(url, rootKey, 'POST', '/x-keys', { Name: 'bench-upstream', Level: 1, Provider: upstream, SecretKey: UPSTREAM_SECRET, Status: true });
-  if (key.status !== 201 && key.status !== 200) throw new Error(`POST /x-keys answered ${key.status}: ${key.text.slice(0, 300)}`);
-  const user = await call(url, rootKey, 'POST', '/x-users', { Name: 'benchuser', Email: 'bench@example.com', CreditGranted: 1000 });
-  if (user.status === 404) return { key: rootKey, who: "Root's key (POST /x-users does not exist)" };
-  // A broken accounts API must not hide the proxy's figures: measure with Root, and say so.
-  const found = user.status >= 200 && user.status < 300 ? findAccountKey(user.body) : null;
-  if (!found) return { key: rootKey, who: `Root's key: WARNING POST /x-users answered ${user.status} ${user.text.slice(0, 200)}` };
-  return { key: found, who: 'a subaccount with 1000 credit' };
+  if (key.status !== 201) throw new Error(`POST /x-keys answered ${key.status}: ${key.text.slice(0, 300)}`);
+  const user = await call(url, rootKey, 'POST', '/x-users', {
+    Name: 'benchuser', Email: 'bench@example.com', CreditGranted: 1000,
+    RPM: 10_000_000, RPH: 100_000_000, TPM: 1_000_000_000, TPD: 100_000_000_000,
+  });
+  const found = user.status === 201 ? (user.body as { User?: { SecretKey?: string } }).User?.SecretKey : undefined;
+  if (!found) throw new Error(`POST /x-users answered ${user.status}: ${user.text.slice(0, 300)}`);
+  return { key: found, who: 'a subaccount with 1000 credit and RPM/RPH/TPM/TPD limits' };
 }
 
 export { UPSTREAM_SECRET };

@@ -75,6 +75,16 @@ describe('Owners (TENANCY=multi)', () => {
     expectEnvelope(await userA.client.get('/x-keys'), 403);
   });
 
+  it('get their own LEVEL_MAPPER completed when they add a standard provider key', async () => {
+    const before = (await gw.root.get('/x-config')).body.configs.LEVEL_MAPPER;
+    const r = await ownerB.client.post('/x-keys', { Level: 3, Provider: 'https://api.anthropic.com', SecretKey: SECRET, Status: true });
+    expect(r.status).toBe(201);
+    expect(r.body.LevelMapper).toBe('claude-*=3');
+    expect((await ownerB.client.get('/x-conf')).body.LevelMapper).toEqual({ 'claude-*': 3 });
+    expect((await gw.root.get('/x-config')).body.configs.LEVEL_MAPPER).toBe(before);
+    expect((await ownerB.client.delete(`/x-keys/${r.body.Key.ID}`)).status).toBe(200);
+  });
+
   it('move a subtree between tenants on promotion and demotion (Root only, direct children only)', async () => {
     const reseller = await make(gw, gw.root, { CreditGranted: 50 });
     const below = await make(gw, reseller.client, { CreditGranted: 3 });

@@ -150,6 +150,26 @@ describe('/x-conf', () => {
     expect((await gw.root.get('/x-conf')).body.ModelLimits).toEqual({});
   });
 
+  it('cascades ModelMapper, LevelMapper and ModelLimits into descendants that set their own', async () => {
+    const child = (await gw.root.post('/x-users', { Name: 'cascadechild', Email: 'cascade.child@example.test', CreditGranted: 50, ModelMapper: 'gpt-3.5*=gpt-4o, mine=gpt-4o', LevelMapper: 'gpt-*=1', ModelLimits: { 'gpt-4o': { rpm: 1 } } })).body.User;
+    const plain = (await gw.root.post('/x-users', { Name: 'cascadeplain', Email: 'cascade.plain@example.test', CreditGranted: 5 })).body.User;
+    const made = await gw.as(child.SecretKey).post('/x-users', { Name: 'cascadegrand', Email: 'cascade.grand@example.test', CreditGranted: 3, ModelMapper: 'gpt-3.5*=o1' });
+    expect(made.status, made.text).toBe(201);
+    const grandchild = made.body.User;
+    const r = await gw.root.post('/x-conf', { ModelMapper: 'gpt-3.5*=gpt-4o-mini', LevelMapper: 'gpt-*=2', ModelLimits: { 'gpt-4o': { rpm: 60 } } });
+    expect(r.body.cascaded).toBeGreaterThanOrEqual(2);
+    const user = async (id: number) => (await gw.root.get(`/x-users/${id}`)).body[0];
+    const c = await user(child.ID);
+    expect(c.ModelMapper).toContain('gpt-3.5*=gpt-4o-mini');
+    expect(c.ModelMapper).toContain('mine=gpt-4o');
+    expect(c.ModelLimits).toEqual({ 'gpt-4o': { rpm: 60 } });
+    expect(c.LevelMapper).toBe('gpt-*=2');
+    expect((await user(grandchild.ID)).ModelMapper).toBe('gpt-3.5*=gpt-4o-mini');
+    // An account that follows its parent keeps following: nothing is copied into it.
+    expect(await user(plain.ID)).toMatchObject({ ModelMapper: '', LevelMapper: '', ModelLimits: {} });
+    for (const id of [grandchild.ID, child.ID, plain.ID]) await gw.root.delete(`/x-users/${id}`);
+  });
+
   it('lists disabled keys with their reason', async () => {
     const k = await gw.root.post('/x-keys', { Name: 'off', Level: 4, Provider: 'https://api.example.net', SecretKey: 'sk-aaaaaaaaaaaaaaaaaaaaaaaa' });
     const v = (await gw.root.get('/x-conf')).body;
