@@ -9,9 +9,12 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `server/main.ts` as a real process (as `npm start` does) and waits for its URL. */
-export function spawnServer(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+/**
+ * Starts the server as a real process and waits for its URL: the TypeScript sources under
+ * tsx by default, or a built bundle (`npm start` runs dist/main.mjs) when `entry` names one.
+ */
+export function spawnServer(env: Record<string, string | undefined>, timeoutMs = 60_000, entry?: string): Promise<RunningServer> {
+  const child = spawn(process.execPath, entry ? [entry] : ['--import', 'tsx', 'server/main.ts'], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
