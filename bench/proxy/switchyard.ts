@@ -31,7 +31,7 @@ export async function configureSwitchyard(url: string, rootKey: string, upstream
   if (key.status !== 201) throw new Error(`POST /x-keys answered ${key.status}: ${key.text.slice(0, 300)}`);
   const user = await call(url, rootKey, 'POST', '/x-users', {
     Name: 'benchuser', Email: 'bench@example.com', CreditGranted: 1000,
-    RPM: 10_000_000, RPH: 100_000_000, TPM: 1_000_000_000, TPD: 100_000_000_000,
+    RPM: 10_000_000, RPH: 100_000_000, TPM: 1_000_000_000, TPD: 2_000_000_000,
   });
   const found = user.status === 201 ? (user.body as { User?: { SecretKey?: string } }).User?.SecretKey : undefined;
   if (!found) throw new Error(`POST /x-users answered ${user.status}: ${user.text.slice(0, 300)}`);
