@@ -52,7 +52,6 @@ export interface StartOptions {
   log?: Logger;
 }
 
-
 export class NativeUwsMissingError extends Error {}
 
 export async function startGateway(settings: Settings, opts: StartOptions = {}): Promise<Gateway> {
