@@ -43,15 +43,17 @@ export async function openDatabase(url: string | undefined, dataDir: string): Pr
       close: () => client.end({ timeout: 5 }),
     };
   }
-  const { PGlite } = await import('@electric-sql/pglite');
+  const { RemotePglite } = await import('./pglite-remote');
   const { drizzle } = await import('drizzle-orm/pglite');
   let dir: string | undefined;
   if (url !== 'memory://') {
     dir = path.join(dataDir, 'pglite');
     mkdirSync(dir, { recursive: true });
   }
-  const client = await PGlite.create(dir);
-  const db = drizzle(client, { schema }) as unknown as Db;
+  // On its own thread (pglite-worker.mjs): in-process, every batch of usage records stopped
+  // all requests while PGlite ran it.
+  const client = await RemotePglite.create(dir);
+  const db = drizzle({ client: client as any, schema }) as unknown as Db;
   return {
     db,
     kind: 'pglite',

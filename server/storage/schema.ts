@@ -125,8 +125,8 @@ export const news = pgTable('news', {
 /**
  * One row per proxied request that produced usage: an append-only log for audits. Nothing
  * on the request or bill path reads it (bills read usage_daily), so it carries no primary
- * key and no B-tree: on the embedded database every microsecond per row is the proxy's own
- * CPU, and those two cost as much as the rest of the insert (see bench/). A BRIN index on
+ * key and no B-tree: on the embedded database those two cost as much as the rest of the
+ * insert, on the two cores the proxy shares with it (see bench/). A BRIN index on
  * the time, nearly free to maintain on an append-only table, serves time-range audits.
  */
 export const usageRecords = pgTable('usage_records', {

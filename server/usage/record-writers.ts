@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../storage/database';
 import type { UsageEvent } from './types';
+import type { PgliteClient } from '../storage/pglite-remote';
 
 /** Writes raw usage records inside the recorder's transaction; each database gets its fastest bulk path. */
 export type RecordWriter = (tx: Tx, events: UsageEvent[]) => Promise<void>;
@@ -26,14 +27,10 @@ const csvText = (s: string) => `"${s.replace(/"/g, '""')}"`;
 /** An empty unquoted CSV field is NULL. */
 const csvInt = (n: number | null | undefined) => (n === null || n === undefined ? '' : String(n));
 
-interface PgliteTransaction {
-  query(sql: string, params: unknown[], options: { blob: Blob }): Promise<unknown>;
-}
-
 /**
  * The embedded database: COPY from an in-memory CSV blob, a third cheaper than the JSON path
- * there. PGlite runs on the proxy's own thread, so every microsecond per record is the proxy's.
- * drizzle has no way to pass PGlite's `blob` option, hence its transaction's client directly.
+ * there. drizzle has no way to pass PGlite's `blob` option, hence the transaction's client
+ * (a RemotePglite one: see storage/pglite-remote.ts) directly.
  */
 export const copyRecords: RecordWriter = async (tx, events) => {
   let csv = '';
@@ -41,8 +38,8 @@ export const copyRecords: RecordWriter = async (tx, events) => {
     csv += `${e.accountId},${e.ownerId},${csvText(e.model)},${csvInt(e.level)},${csvInt(e.keyId)},${csvText(e.endpoint)},`
       + `${e.prompt},${e.completion},${e.reasoning},${e.cached},${e.creditUsed},${e.status},${e.at.toISOString()}\n`;
   }
-  const client = (tx as unknown as { session: { client: PgliteTransaction } }).session.client;
-  await client.query(`COPY usage_records (${COLUMNS}) FROM '/dev/blob' WITH (FORMAT csv)`, [], { blob: new Blob([csv]) });
+  const client = (tx as unknown as { session: { client: PgliteClient } }).session.client;
+  await client.copyFrom(`COPY usage_records (${COLUMNS}) FROM '/dev/blob' WITH (FORMAT csv)`, csv);
 };
 
 export const recordWriterFor = (kind: 'pglite' | 'postgres'): RecordWriter => (kind === 'pglite' ? copyRecords : jsonRecords);

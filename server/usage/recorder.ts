@@ -122,8 +122,12 @@ export class UsageRecorder implements UsageSink {
     let written = 0;
     this.flushing = true;
     try {
-      while (this.buffer.length > 0) {
-        const batch = this.buffer.splice(0, this.maxPerTransaction);
+      // Only what was buffered when the flush began: events that arrive meanwhile wait for
+      // the next tick, or a fast database is written one tiny transaction after another.
+      let left = this.buffer.length;
+      while (left > 0) {
+        const batch = this.buffer.splice(0, Math.min(left, this.maxPerTransaction));
+        left -= batch.length;
         try {
           await this.db.transaction((tx) => this.write(tx, batch));
         } catch (err) {
