@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { startTestGateway, type TestGateway } from '../server/testing/gateway';
 
 const consoleDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.dirname(consoleDir);
@@ -53,4 +54,42 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     await page.screenshot({ path: path.join(screenshotDir, `${name}-${tag}.png`), fullPage: true });
   }
   await page.setViewportSize(before);
+}
+
+/** A gateway and a browser for one test file, recording every request the console makes. */
+export class ConsoleHarness {
+  gw!: TestGateway;
+  browser!: Browser;
+  context!: BrowserContext;
+  /** Every request the console made, to prove where the key travels. */
+  readonly requests: Request[] = [];
+
+  async start(): Promise<void> {
+    this.browser = await launchChromium();
+    ensureConsoleBuilt();
+    this.gw = await startTestGateway();
+    this.context = await this.browser.newContext({ viewport: DESKTOP });
+  }
+
+  async close(): Promise<void> {
+    await this.browser?.close();
+    await this.gw?.close();
+  }
+
+  /** A new tab on the console (at `hash`, e.g. `#/providers`). */
+  async open(ctx: BrowserContext, hash = ''): Promise<Page> {
+    const p = await ctx.newPage();
+    p.on('request', (r) => this.requests.push(r));
+    await p.goto(`${this.gw.url}/console/${hash}`);
+    return p;
+  }
+}
+
+export async function signIn(p: Page, key: string): Promise<void> {
+  await p.locator('#api-key').fill(key);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+}
+
+export async function openTab(p: Page, name: string): Promise<void> {
+  await p.getByRole('navigation', { name: 'Console sections' }).getByRole('link', { name, exact: true }).click();
 }

@@ -1,100 +1,48 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import { startTestGateway, type TestGateway } from '../server/testing/gateway';
+import type { Page } from 'playwright-core';
 import { createAccount, rootAccount, usageOf } from '../server/testing/accounts';
-import { DESKTOP, ensureConsoleBuilt, launchChromium, screenshots } from './test-support';
+import { ConsoleHarness, openTab, signIn, screenshots } from './test-support';
 
 /**
- * The Owner console in a real browser against a real gateway: sign-in rules, every tab's main
- * job, and where the key may (and may not) travel.
+ * Every tab of the Owner console doing its main job in a real browser against a real gateway,
+ * signed in as Root; then where the key travelled meanwhile. Sign-in and sign-out are in
+ * session.test.ts.
  */
-let gw: TestGateway;
-let browser: Browser;
-let context: BrowserContext;
+const h = new ConsoleHarness();
 let page: Page;
+/** A subaccount to aim news at. */
 let subaccountKey: string;
 /** A syntactically PEM-shaped private key (the gateway stores it encrypted and never returns it). */
 const PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----';
-/** Every request the console made, to prove the key travels only in the Authorization header. */
-const requests: Request[] = [];
-
-async function openConsole(ctx: BrowserContext, hash = ''): Promise<Page> {
-  const p = await ctx.newPage();
-  p.on('request', (r) => requests.push(r));
-  await p.goto(`${gw.url}/console/${hash}`);
-  return p;
-}
-
-async function signIn(p: Page, key: string): Promise<void> {
-  await p.locator('#api-key').fill(key);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-}
 
 const stat = (id: string) => page.locator(`[data-testid=${id}] .stat-value`);
 
-async function openTab(name: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Console sections' }).getByRole('link', { name, exact: true }).click();
-}
-
 beforeAll(async () => {
-  browser = await launchChromium();
-  ensureConsoleBuilt();
-  gw = await startTestGateway();
-  context = await browser.newContext({ viewport: DESKTOP });
+  await h.start();
+  const created = await h.gw.root.post('/x-users', { Name: 'console-user', Email: 'console-user@example.test', CreditGranted: 50 });
+  expect(created.status).toBe(201);
+  subaccountKey = created.body.User.SecretKey;
+  page = await h.open(h.context);
+  await signIn(page, h.gw.rootKey);
+  await page.getByRole('heading', { name: 'AI API examples' }).waitFor();
 }, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.close();
-});
-
-describe('sign-in', () => {
-  it('refuses an invalid key with a message, and keeps nothing', async () => {
-    page = await openConsole(context);
-    await screenshots(page, 'signin');
-    await signIn(page, 'sk-Xvs' + 'x'.repeat(45));
-    await expect.poll(() => page.locator('#signin-error').textContent()).toContain('not valid');
-    expect(await page.evaluate(() => sessionStorage.length + localStorage.length)).toBe(0);
-    await screenshots(page, 'signin-refused');
-  });
-
-  it('refuses the key of an account that is not an Owner', async () => {
-    const created = await gw.root.post('/x-users', { Name: 'console-user', Email: 'console-user@example.test', CreditGranted: 50 });
-    expect(created.status).toBe(201);
-    subaccountKey = created.body.User.SecretKey;
-    await signIn(page, subaccountKey);
-    await expect.poll(() => page.locator('#signin-error').textContent()).toContain('not an Owner');
-    expect(await page.evaluate(() => sessionStorage.length + localStorage.length)).toBe(0);
-    await expect(page.locator('.tabs').count()).resolves.toBe(0);
-  });
-
-  it('lets the Owner in, keeping the key in sessionStorage only', async () => {
-    await signIn(page, gw.rootKey);
-    await page.getByRole('heading', { name: 'AI API examples' }).waitFor();
-    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([gw.rootKey]);
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
-    expect(await context.cookies()).toEqual([]);
-    // A reload keeps the session: sessionStorage lives as long as the tab.
-    await page.reload();
-    await page.getByRole('heading', { name: 'AI API examples' }).waitFor();
-  });
-});
+afterAll(() => h.close());
 
 describe('AI API examples', () => {
   it('shows OpenAI- and Anthropic-format snippets with this server\'s base URL', async () => {
     const openai = page.locator('[data-testid=snippet-openai] pre');
-    expect(await openai.textContent()).toContain(`${gw.url}/v1/chat/completions`);
+    expect(await openai.textContent()).toContain(`${h.gw.url}/v1/chat/completions`);
     await page.locator('[data-testid=snippet-openai]').getByRole('tab', { name: 'Python' }).click();
-    expect(await openai.textContent()).toContain(`base_url="${gw.url}/v1"`);
+    expect(await openai.textContent()).toContain(`base_url="${h.gw.url}/v1"`);
     await page.locator('#openai-model').fill('gpt-4.1');
     expect(await openai.textContent()).toContain('model="gpt-4.1"');
     const anthropic = page.locator('[data-testid=snippet-anthropic] pre');
-    expect(await anthropic.textContent()).toContain(`${gw.url}/v1/messages`);
+    expect(await anthropic.textContent()).toContain(`${h.gw.url}/v1/messages`);
     await page.locator('[data-testid=snippet-anthropic]').getByRole('tab', { name: 'Node.js' }).click();
-    expect(await anthropic.textContent()).toContain(`baseURL: '${gw.url}'`);
+    expect(await anthropic.textContent()).toContain(`baseURL: '${h.gw.url}'`);
     // The Owner's own key is never put into a snippet.
-    expect(await page.locator('main').textContent()).not.toContain(gw.rootKey);
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
+    expect(await page.locator('main').textContent()).not.toContain(h.gw.rootKey);
+    await h.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.gw.url });
     await page.locator('[data-testid=snippet-anthropic]').getByRole('button', { name: 'Copy' }).click();
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toContain('@anthropic-ai/sdk');
     await screenshots(page, 'tab-examples');
@@ -103,7 +51,7 @@ describe('AI API examples', () => {
 
 describe('providers', () => {
   it('adds a standard key, shows the automatic LEVEL_MAPPER entry, and updates the stat cards', async () => {
-    await openTab('Providers');
+    await openTab(page, 'Providers');
     await page.getByText('No provider keys yet').waitFor();
     expect(await stat('stat-keys').textContent()).toBe('0');
     await page.getByRole('button', { name: 'Add provider key' }).click();
@@ -114,7 +62,7 @@ describe('providers', () => {
     await page.locator('#pk-secret').fill('too-short');
     await page.getByRole('button', { name: 'Add key', exact: true }).click();
     await page.getByText('at least 20 characters').waitFor();
-    expect((await gw.root.get('/x-keys')).body).toEqual([]);
+    expect((await h.gw.root.get('/x-keys')).body).toEqual([]);
 
     await page.locator('#pk-secret').fill('sk-proj-console-test-0123456789abcdef');
     await page.getByRole('button', { name: 'Add key', exact: true }).click();
@@ -122,7 +70,7 @@ describe('providers', () => {
     await expect.poll(() => stat('stat-keys').textContent()).toBe('1');
     expect(await stat('stat-levels').textContent()).toBe('1');
     expect(await stat('stat-active').textContent()).toBe('1');
-    const [key] = (await gw.root.get('/x-keys')).body;
+    const [key] = (await h.gw.root.get('/x-keys')).body;
     expect(key).toMatchObject({ Name: 'openai-main', Level: 1, Provider: 'https://api.openai.com', Status: true, config: { provider_type: 'standard' } });
     expect(await page.locator('main').textContent()).not.toContain('sk-proj-console-test');
   });
@@ -141,7 +89,7 @@ describe('providers', () => {
     await expect.poll(() => stat('stat-levels').textContent()).toBe('2');
     expect(await stat('stat-keys').textContent()).toBe('2');
     expect(await page.locator('[data-testid=level-3]').textContent()).toContain('azure-east');
-    const keys = (await gw.root.get('/x-keys?level=3')).body;
+    const keys = (await h.gw.root.get('/x-keys?level=3')).body;
     expect(keys[0].config).toEqual({ provider_type: 'azure', deployments: { 'gpt-4o': 'gpt4o-prod' } });
   });
 
@@ -160,7 +108,7 @@ describe('providers', () => {
     await page.locator('#pk-private-key').fill(PEM);
     await page.getByRole('button', { name: 'Add key', exact: true }).click();
     await expect.poll(() => stat('stat-levels').textContent()).toBe('3');
-    const [vertex] = (await gw.root.get('/x-keys?level=2')).body;
+    const [vertex] = (await h.gw.root.get('/x-keys?level=2')).body;
     expect(vertex.config).toEqual({
       provider_type: 'vertex', base_url: 'https://europe-west4-aiplatform.googleapis.com', project_id: 'acme-ai',
       client_email: 'gateway@acme-ai.iam.gserviceaccount.com', private_key_set: true,
@@ -173,7 +121,7 @@ describe('providers', () => {
     await page.locator('#pk-project').fill('acme-ai-prod');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Saved key vertex-eu').waitFor();
-    expect((await gw.root.get('/x-keys?level=2')).body[0].config).toMatchObject({ project_id: 'acme-ai-prod', private_key_set: true });
+    expect((await h.gw.root.get('/x-keys?level=2')).body[0].config).toMatchObject({ project_id: 'acme-ai-prod', private_key_set: true });
     expect(await page.content()).not.toContain('MIIEvQIBADANBgkqhkiG9w0BAQEFAASC');
   });
 
@@ -182,10 +130,10 @@ describe('providers', () => {
     await row.getByRole('button', { name: 'Disable' }).click();
     await expect.poll(() => stat('stat-active').textContent()).toBe('2');
     expect(await row.textContent()).toContain('Disabled');
-    expect((await gw.root.get('/x-keys?level=1')).body[0].Status).toBe(false);
+    expect((await h.gw.root.get('/x-keys?level=1')).body[0].Status).toBe(false);
     await row.getByRole('button', { name: 'Enable' }).click();
     await expect.poll(() => stat('stat-active').textContent()).toBe('3');
-    expect((await gw.root.get('/x-keys?level=1')).body[0].Status).toBe(true);
+    expect((await h.gw.root.get('/x-keys?level=1')).body[0].Status).toBe(true);
   });
 
   it('edits a key (moving it to another Level) and deletes one after confirmation', async () => {
@@ -196,14 +144,14 @@ describe('providers', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     await expect.poll(() => stat('stat-levels').textContent()).toBe('2');
     expect(await page.locator('[data-testid=level-1]').textContent()).toContain('azure-east');
-    const moved = (await gw.root.get('/x-keys?level=1')).body.find((k: { Name: string }) => k.Name === 'azure-east');
+    const moved = (await h.gw.root.get('/x-keys?level=1')).body.find((k: { Name: string }) => k.Name === 'azure-east');
     expect(moved.config.deployments).toEqual({ 'gpt-4o': 'gpt4o-prod' });
 
     const azureRow = page.locator('[data-testid=level-1] tr', { hasText: 'azure-east' });
     await azureRow.getByRole('button', { name: 'Delete' }).click();
     await azureRow.getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => stat('stat-keys').textContent()).toBe('2');
-    expect((await gw.root.get('/x-keys')).body.map((k: { Name: string }) => k.Name)).toEqual(['openai-main', 'vertex-eu']);
+    expect((await h.gw.root.get('/x-keys')).body.map((k: { Name: string }) => k.Name)).toEqual(['openai-main', 'vertex-eu']);
     await screenshots(page, 'tab-providers');
   });
 
@@ -212,8 +160,8 @@ describe('providers', () => {
       status: 503, contentType: 'application/json',
       body: JSON.stringify([{ error: { message: 'Service unavailable', code: -32603, data: { code: 'SERVICE_UNAVAILABLE', httpStatus: 503 } } }]),
     }));
-    await openTab('Operation log');
-    await openTab('Providers');
+    await openTab(page, 'Operation log');
+    await openTab(page, 'Providers');
     const alert = page.locator('main [role=alert]');
     await expect.poll(() => alert.textContent()).toContain('The server failed (503)');
     await page.unroute('**/trpc/keys.list**');
@@ -228,11 +176,11 @@ describe('system configuration', () => {
 
   it('saves a configuration value', async () => {
     page.on('request', (r) => { if (r.url().includes('/trpc/config.put')) configPuts.push(r.postData() ?? ''); });
-    await openTab('System configuration');
+    await openTab(page, 'System configuration');
     await page.locator('#cfg-MODEL_MAPPER').fill('gpt-3.5*=gpt-4o-mini');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Saved MODEL_MAPPER.').waitFor();
-    expect((await gw.root.get('/x-config')).body.configs.MODEL_MAPPER).toBe('gpt-3.5*=gpt-4o-mini');
+    expect((await h.gw.root.get('/x-config')).body.configs.MODEL_MAPPER).toBe('gpt-3.5*=gpt-4o-mini');
     // The write-only password was left empty, so it was not sent.
     expect(configPuts).toHaveLength(1);
     expect(configPuts[0]).not.toContain('EMAIL_PASS');
@@ -249,7 +197,7 @@ describe('system configuration', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     await expect.poll(() => page.locator('#cfg-PRICING-error').textContent()).toContain('PRICING');
     expect(await page.locator('#cfg-PRICING-error').textContent()).toContain('NoSuchSection');
-    expect((await gw.root.get('/x-config')).body.configs.PRICING).toBe('');
+    expect((await h.gw.root.get('/x-config')).body.configs.PRICING).toBe('');
     await screenshots(page, 'tab-config-error');
 
     await pricing.fill('');
@@ -265,14 +213,14 @@ describe('system configuration', () => {
     expect(JSON.parse(configPuts[0])).toMatchObject({ 0: { EMAIL_SMTP: 'smtp.example.com', EMAIL_PASS: 'mail-password-123' } });
     await expect.poll(() => page.locator('#cfg-EMAIL_PASS').inputValue()).toBe('');
     expect(await page.locator('main').innerHTML()).not.toContain('mail-password-123');
-    expect((await gw.root.get('/x-config')).body.configs.EMAIL_SMTP).toBe('smtp.example.com');
+    expect((await h.gw.root.get('/x-config')).body.configs.EMAIL_SMTP).toBe('smtp.example.com');
     await screenshots(page, 'tab-config');
   });
 });
 
 describe('broadcast news', () => {
   it('counts title and content as they are typed and refuses too long a message', async () => {
-    await openTab('Broadcast news');
+    await openTab(page, 'Broadcast news');
     await page.locator('#news-title').fill('Maintenance');
     expect(await page.locator('#news-title-count').textContent()).toBe('11 / 100');
     await page.locator('#news-content').fill('x'.repeat(1001));
@@ -288,7 +236,7 @@ describe('broadcast news', () => {
     await page.getByRole('button', { name: 'Send news' }).click();
     await page.getByText('News sent to everyone').waitFor();
     await page.locator('.news-list').getByText('Maintenance').waitFor();
-    const feed = (await gw.as(subaccountKey).get('/dashboard/news')).body;
+    const feed = (await h.gw.as(subaccountKey).get('/dashboard/news')).body;
     expect(feed.sys_news).toHaveLength(1);
     expect(feed.sys_news[0]).toMatchObject({ title: 'Maintenance', content: 'The gateway restarts at 22:00 UTC.' });
     const days = (Date.parse(feed.sys_news[0].expires_at) - Date.parse(feed.sys_news[0].created_at)) / 86_400_000;
@@ -302,7 +250,7 @@ describe('broadcast news', () => {
     await page.locator('#news-content').fill('Your monthly quota was raised.');
     await page.getByRole('button', { name: 'Send news' }).click();
     await page.getByText(/News sent to account #\d+/).waitFor();
-    const feed = (await gw.as(subaccountKey).get('/dashboard/news')).body;
+    const feed = (await h.gw.as(subaccountKey).get('/dashboard/news')).body;
     expect(feed.user_news.map((n: { title: string }) => n.title)).toEqual(['Your quota']);
 
     // An unknown target: the server's answer is shown, nothing is sent.
@@ -317,10 +265,10 @@ describe('broadcast news', () => {
 
 describe('operation log', () => {
   it('pages through the log 24 entries at a time and refreshes on entering the tab', async () => {
-    for (let i = 0; i < 26; i++) expect((await gw.root.put('/x-config', { SWITCH_OVER: `1=${i + 2}` })).status).toBe(200);
-    const total = (await gw.root.get('/dashboard/logs?size=1')).body.total as number;
+    for (let i = 0; i < 26; i++) expect((await h.gw.root.put('/x-config', { SWITCH_OVER: `1=${i + 2}` })).status).toBe(200);
+    const total = (await h.gw.root.get('/dashboard/logs?size=1')).body.total as number;
     expect(total).toBeGreaterThan(24);
-    await openTab('Operation log');
+    await openTab(page, 'Operation log');
     const rows = page.locator('[data-testid=log-table] tbody tr');
     await expect.poll(() => rows.count()).toBe(24);
     const pages = Math.ceil(total / 24);
@@ -332,23 +280,23 @@ describe('operation log', () => {
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toContain('Page 2 of');
     await expect.poll(() => rows.count()).toBe(Math.min(24, total - 24));
 
-    await gw.root.put('/x-config', { SWITCH_OVER: '1=2' });
-    await openTab('Providers');
-    await openTab('Operation log');
+    await h.gw.root.put('/x-config', { SWITCH_OVER: '1=2' });
+    await openTab(page, 'Providers');
+    await openTab(page, 'Operation log');
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toContain(`Page 1 of ${Math.ceil((total + 1) / 24)} · ${total + 1} entries`);
   });
 });
 
 describe('usage', () => {
   it('charts the last 30 days of the Owner and its subaccounts', async () => {
-    const user = await createAccount(gw, rootAccount(gw), { Name: 'charting-user', Email: 'charting-user@example.test' });
+    const user = await createAccount(h.gw, rootAccount(h.gw), { Name: 'charting-user', Email: 'charting-user@example.test' });
     const day = 86_400_000;
     for (let d = 0; d < 12; d++) {
-      gw.gateway.usage.record(usageOf(rootAccount(gw), { model: 'gpt-4o', creditUsed: 0.05, at: new Date(Date.now() - d * day) }));
-      gw.gateway.usage.record(usageOf(user, { model: 'claude-sonnet-4-5', creditUsed: 0.02, at: new Date(Date.now() - d * 2 * day) }));
+      h.gw.gateway.usage.record(usageOf(rootAccount(h.gw), { model: 'gpt-4o', creditUsed: 0.05, at: new Date(Date.now() - d * day) }));
+      h.gw.gateway.usage.record(usageOf(user, { model: 'claude-sonnet-4-5', creditUsed: 0.02, at: new Date(Date.now() - d * 2 * day) }));
     }
-    await gw.gateway.usage.flush();
-    await openTab('Usage');
+    await h.gw.gateway.usage.flush();
+    await openTab(page, 'Usage');
     await expect.poll(() => page.locator('[data-testid=usage-requests] .stat-value').textContent()).toBe('24');
     expect(await page.locator('svg.chart rect.chart-bar').count()).toBe(60);
     expect(await page.locator('.share-bars').textContent()).toContain('gpt-4o');
@@ -360,54 +308,16 @@ describe('usage', () => {
   });
 });
 
-describe('session', () => {
+describe('the key', () => {
   it('sent the key only in the Authorization header of same-origin /trpc calls', async () => {
-    expect(requests.length).toBeGreaterThan(10);
-    for (const r of requests) {
-      expect(r.url()).not.toContain(gw.rootKey);
-      expect(r.postData() ?? '').not.toContain(gw.rootKey);
+    expect(h.requests.length).toBeGreaterThan(10);
+    for (const r of h.requests) {
+      expect(r.url()).not.toContain(h.gw.rootKey);
+      expect(r.postData() ?? '').not.toContain(h.gw.rootKey);
       const auth = (await r.allHeaders()).authorization;
       if (auth) {
-        expect(r.url().startsWith(`${gw.url}/trpc/`)).toBe(true);
+        expect(r.url().startsWith(`${h.gw.url}/trpc/`)).toBe(true);
       }
     }
-  });
-
-  it('ends when the page is closed', async () => {
-    await page.close();
-    // A new page of the same browser context: sessionStorage belongs to the closed tab.
-    page = await openConsole(context);
-    await page.locator('#api-key').waitFor();
-    expect(await page.evaluate(() => sessionStorage.length + localStorage.length)).toBe(0);
-    await page.close();
-    const fresh = await browser.newContext({ viewport: DESKTOP });
-    page = await openConsole(fresh, '#/providers');
-    await page.locator('#api-key').waitFor();
-    expect(await page.locator('.tabs').count()).toBe(0);
-    await fresh.close();
-  });
-
-  it('ends on sign-out', async () => {
-    page = await openConsole(context);
-    await signIn(page, gw.rootKey);
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.locator('#api-key').waitFor();
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
-    await page.reload();
-    await page.locator('#api-key').waitFor();
-  });
-});
-
-describe('a key the server stops accepting', () => {
-  it('ends the session with a message', async () => {
-    page = await openConsole(context, '#/providers');
-    await signIn(page, gw.rootKey);
-    await page.getByRole('heading', { name: 'Providers' }).waitFor();
-    const today = new Date().toISOString().slice(0, 10);
-    const rotated = await gw.root.post('/x-self', { confirm: `${today}-ROTATE-SELF` });
-    expect(rotated.status).toBe(200);
-    await openTab('Operation log');
-    await page.getByText('no longer accepts this key').waitFor();
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 });
