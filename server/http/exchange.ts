@@ -14,21 +14,30 @@ export class Exchange {
   readonly path: string;
   readonly query: string;
   readonly headers: Record<string, string> = {};
-  readonly ip: string;
+  private remoteIp: string | undefined;
   aborted = false;
   finished = false;
   private abortListeners: (() => void)[] = [];
   private bodyPromise: Promise<Buffer> | undefined;
 
-  constructor(readonly res: HttpResponse, req: HttpRequest, readonly maxBodyBytes: number) {
+  /**
+   * `headerNames` (lower case) limits the headers read to those the route uses: a hot route
+   * then skips copying every header a client SDK sends. A repeated header keeps its first value.
+   */
+  constructor(readonly res: HttpResponse, req: HttpRequest, readonly maxBodyBytes: number, headerNames?: readonly string[]) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
-    req.forEach((k, v) => {
-      this.headers[k] = this.headers[k] === undefined ? v : `${this.headers[k]}, ${v}`;
-    });
-    const ip = decoder.decode(res.getRemoteAddressAsText());
-    this.ip = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+    if (headerNames) {
+      for (const name of headerNames) {
+        const v = req.getHeader(name);
+        if (v !== '') this.headers[name] = v;
+      }
+    } else {
+      req.forEach((k, v) => {
+        this.headers[k] = this.headers[k] === undefined ? v : `${this.headers[k]}, ${v}`;
+      });
+    }
     res.onAborted(() => {
       this.aborted = true;
       for (const l of this.abortListeners) l();
@@ -39,6 +48,16 @@ export class Exchange {
   onAbort(listener: () => void): void {
     if (this.aborted) listener();
     else this.abortListeners.push(listener);
+  }
+
+  /** The peer's address, read when first asked for (most requests never need it); '' once the client left. */
+  get ip(): string {
+    if (this.remoteIp === undefined) {
+      if (this.aborted) return '';
+      const ip = decoder.decode(this.res.getRemoteAddressAsText());
+      this.remoteIp = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+    }
+    return this.remoteIp;
   }
 
   get url(): string {

@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import type { UpstreamClient } from '../upstream-http/client';
 import type { PooledKey } from '../routing/key-pool';
 import type { ProviderKind } from './types';
 import { standardKind } from './standard/index';
@@ -12,8 +12,8 @@ export interface ProviderKinds {
 }
 
 /** The provider kinds by `config.provider_type`; an unknown or missing type is `standard`. */
-export function createProviderKinds(opts: { dispatcher: Dispatcher; azureApiVersion: string; tokenTimeoutMs: number }): ProviderKinds {
-  const vertexTokens = new VertexTokens(opts.dispatcher, opts.tokenTimeoutMs);
+export function createProviderKinds(opts: { client: UpstreamClient; azureApiVersion: string; tokenTimeoutMs: number }): ProviderKinds {
+  const vertexTokens = new VertexTokens(opts.client, opts.tokenTimeoutMs);
   const kinds: Record<string, ProviderKind> = {
     standard: standardKind,
     azure: createAzureKind(opts.azureApiVersion),

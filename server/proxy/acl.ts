@@ -13,7 +13,8 @@ export interface AllowList<T> {
   allows(value: T): boolean;
 }
 
-const ANY: AllowList<any> = { allows: () => true };
+/** The list that allows everything: callers skip computing what they would ask it about. */
+export const ANY: AllowList<any> = { allows: () => true };
 const NONE: AllowList<any> = { allows: () => false };
 
 function special<T>(list: string[]): AllowList<T> | undefined {

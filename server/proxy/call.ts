@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import type { UpstreamClient } from '../upstream-http/client';
 import type { Exchange } from '../http/exchange';
 import type { AccountCache, AccountRow } from '../auth/account-cache';
 import type { OwnerConfigStore, OwnerRouting } from '../config/store';
@@ -35,7 +35,7 @@ export interface ProxyDeps {
   usage: UsageSink;
   kinds: ProviderKinds;
   health: KeyHealth;
-  dispatcher: Dispatcher;
+  upstream: UpstreamClient;
 }
 
 /** One admitted client request on its way upstream. */

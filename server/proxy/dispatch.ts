@@ -104,7 +104,7 @@ async function tryLevel(d: ProxyDeps, c: ProxyCall, model: string, level: number
     const outcome = await attempt({
       ex: c.ex,
       anthropicClient: c.anthropic,
-      dispatcher: d.dispatcher,
+      client: d.upstream,
       target: prepared,
       body: bodyFor(c, prepared.model ?? model),
       headersTimeoutMs: d.settings.upstreamTimeoutMs,

@@ -6,11 +6,14 @@ import type { PatternTable } from '../routing/mappers';
 import { modelChecks, refusalHeaders, refusalMessage } from '../limits/account-limits';
 import type { Endpoint } from '../providers/types';
 import { errorFields } from '../log/logger';
-import { parseResourceList, type AllowList } from './acl';
+import { ANY, parseResourceList, type AllowList } from './acl';
 import { limitTable } from './profile';
 import { sendProxyError } from './errors';
 import type { ProxyCall, ProxyDeps } from './call';
 import { dispatch } from './dispatch';
+
+/** The client headers the proxy reads: credentials, body framing, and those forwarded to providers. */
+const PROXY_HEADERS = ['authorization', 'x-api-key', 'content-length', 'transfer-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta'] as const;
 
 type OwnerExtras = { resources: AllowList<string>; modelLimits: PatternTable<{ rpm?: number; tpm?: number }> };
 const ownerExtras = new WeakMap<OwnerRouting, OwnerExtras>();
@@ -38,7 +41,7 @@ export class ProxyPipeline {
   /** A uWS route handler for one endpoint; `path` is its `/v1/...` form. */
   route(endpoint: Endpoint, path: string) {
     return (res: HttpResponse, req: HttpRequest) => {
-      const ex = new Exchange(res, req, this.d.settings.maxBodyBytes);
+      const ex = new Exchange(res, req, this.d.settings.maxBodyBytes, PROXY_HEADERS);
       this.inflight++;
       this.serve(ex, endpoint, path)
         .catch((err) => {
@@ -99,7 +102,7 @@ export class ProxyPipeline {
     const owner = d.config.peekRouting(row.ownerId) ?? (await d.config.routing(row.ownerId));
     const profile = d.profiles.peek(row) ?? (await d.profiles.load(row));
     const ownerX = extras(owner);
-    if (!profile.ips.allows(ex.ip)) return refuse(403, `This account may not call from ${ex.ip} (AllowIPs)`, 'ip_not_allowed');
+    if (profile.ips !== ANY && !profile.ips.allows(ex.ip)) return refuse(403, `This account may not call from ${ex.ip} (AllowIPs)`, 'ip_not_allowed');
     if (!ownerX.resources.allows(path) || !profile.resources.allows(path)) return refuse(403, `This account may not use ${path} (Resources)`, 'resource_not_allowed');
 
     // The account's ModelMapper, its ancestors' nearest first, then the Owner's; one step only.

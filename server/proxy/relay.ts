@@ -1,8 +1,7 @@
-import type { Dispatcher } from 'undici';
+import type { ResponseHeaders } from '../upstream-http/types';
 import { statusLine, type Exchange } from '../http/exchange';
 
-export type UpstreamHeaders = Dispatcher.ResponseData['headers'];
-type IncomingHttpHeaders = UpstreamHeaders;
+export type UpstreamHeaders = ResponseHeaders;
 
 /**
  * Upstream response headers that must not reach the client: hop-by-hop ones, those uWS
@@ -17,20 +16,19 @@ const DROP = new Set([
 
 const dropped = (name: string) => DROP.has(name) || name.startsWith('x-ratelimit-') || name.startsWith('anthropic-ratelimit-');
 
-function writeHeaders(ex: Exchange, status: number, headers: IncomingHttpHeaders): void {
+function writeHeaders(ex: Exchange, status: number, headers: UpstreamHeaders): void {
   const res = ex.res;
   res.writeStatus(statusLine(status));
   for (const name in headers) {
     if (dropped(name)) continue;
     const v = headers[name];
-    if (v === undefined) continue;
     if (typeof v === 'string') res.writeHeader(name, v);
     else for (const one of v) res.writeHeader(name, one);
   }
 }
 
 /** Sends a whole upstream answer (status, filtered headers, body) in one corked batch. */
-export function sendWhole(ex: Exchange, status: number, headers: IncomingHttpHeaders, body: Buffer): void {
+export function sendWhole(ex: Exchange, status: number, headers: UpstreamHeaders, body: Buffer): void {
   if (ex.aborted || ex.finished) return;
   ex.finished = true;
   ex.res.cork(() => {
@@ -48,7 +46,7 @@ export class ClientStream {
   started = false;
   private waiting: (() => void) | null = null;
 
-  constructor(private readonly ex: Exchange, private readonly status: number, private readonly headers: IncomingHttpHeaders) {
+  constructor(private readonly ex: Exchange, private readonly status: number, private readonly headers: UpstreamHeaders) {
     ex.onAbort(() => this.release());
   }
 

@@ -1,4 +1,4 @@
-import { Agent } from 'undici';
+import { UpstreamClient } from '../upstream-http/client';
 import type { TemplatedApp } from '../http/uws';
 import type { Db } from '../storage/database';
 import type { AccountCache } from '../auth/account-cache';
@@ -51,10 +51,10 @@ export interface ProxyBuild {
 export function createProxy(b: ProxyBuild): AiProxy {
   const s = b.settings;
   // One keep-alive pool per upstream origin, shared by every request: no per-call handshakes.
-  const dispatcher = new Agent({
+  const upstream = new UpstreamClient({
     connections: s.upstreamConnections,
-    keepAliveTimeout: 30_000,
-    connect: { timeout: s.upstreamConnectTimeoutMs },
+    keepAliveMs: 30_000,
+    connectTimeoutMs: s.upstreamConnectTimeoutMs,
   });
   const limits = new MemoryLimitStore({ threshold: s.switchOverThreshold, windowMs: s.switchOverWindowMs });
   const health = new KeyHealth(b.db, b.pool, b.log, s.keySleepMs, s.keySleepMaxMs);
@@ -68,9 +68,9 @@ export function createProxy(b: ProxyBuild): AiProxy {
     balances: new Balances(b.db, b.usage, s.balanceRefreshMs, b.accounts, b.log),
     limits,
     usage: b.usage,
-    kinds: createProviderKinds({ dispatcher, azureApiVersion: s.azureApiVersion, tokenTimeoutMs: s.upstreamConnectTimeoutMs + 20_000 }),
+    kinds: createProviderKinds({ client: upstream, azureApiVersion: s.azureApiVersion, tokenTimeoutMs: s.upstreamConnectTimeoutMs + 20_000 }),
     health,
-    dispatcher,
+    upstream,
   };
   const pipeline = new ProxyPipeline(deps);
   return {
@@ -82,7 +82,7 @@ export function createProxy(b: ProxyBuild): AiProxy {
     async close() {
       await pipeline.close();
       await health.settle();
-      await dispatcher.destroy().catch(() => undefined);
+      await upstream.close();
     },
   };
 }

@@ -1,4 +1,5 @@
-import type { Dispatcher } from 'undici';
+import type { UpstreamClient } from '../upstream-http/client';
+import { TIMEOUT_CODES, type ResponseController, type ResponseHandler } from '../upstream-http/types';
 import type { Exchange } from '../http/exchange';
 import type { TokenUsage } from '../pricing/cost';
 import type { UpstreamTarget } from '../providers/types';
@@ -11,7 +12,7 @@ export interface AttemptInput {
   ex: Exchange;
   /** The client called `/v1/messages`: an interrupted stream ends with Anthropic's error event. */
   anthropicClient: boolean;
-  dispatcher: Dispatcher;
+  client: UpstreamClient;
   target: UpstreamTarget;
   body: Buffer;
   headersTimeoutMs: number;
@@ -57,8 +58,6 @@ const CLIENT_GONE: ClientGone = { kind: 'client-gone' };
 /** 408, 429 and 5xx may succeed on another key; 401/403 mean this key is bad. Anything else is the client's. */
 export const isRetryableStatus = (s: number) => s === 408 || s === 429 || s >= 500 || s === 401 || s === 403;
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
-
 function failure(err: unknown): Failed {
   const code = (err as { code?: string })?.code ?? '';
   const message = (err as Error)?.message ?? String(err);
@@ -71,18 +70,19 @@ const isEventStream = (headers: UpstreamHeaders) => {
 };
 
 /**
- * One upstream call for one provider key, on undici's dispatch API (no stream objects, no
- * AbortSignal per call). Anything that fails before the first byte reaches the client comes
+ * One upstream call for one provider key, on the proxy's own HTTP client (no stream objects,
+ * no AbortSignal per call). Anything that fails before the first byte reaches the client comes
  * back as `failed` so the next key can be tried; from the first byte on the answer belongs to
  * the client, and an interruption ends it with an error.
  */
 export function attempt(a: AttemptInput): Promise<Outcome> {
   return new Promise((resolve) => {
-    a.dispatcher.dispatch({
+    a.client.dispatch({
       origin: a.target.origin,
       path: a.target.path,
       method: 'POST',
-      headers: { ...a.target.headers, 'content-type': 'application/json', 'accept-encoding': 'identity' },
+      headers: a.target.headers,
+      contentType: 'application/json',
       body: a.body,
       headersTimeout: a.headersTimeoutMs,
       bodyTimeout: a.idleTimeoutMs,
@@ -92,8 +92,8 @@ export function attempt(a: AttemptInput): Promise<Outcome> {
 
 const CLIENT_LEFT = new Error('the client went away');
 
-class UpstreamHandler implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
+class UpstreamHandler implements ResponseHandler {
+  private controller: ResponseController | null = null;
   private done = false;
   private status = 0;
   private headers: UpstreamHeaders = {};
@@ -114,12 +114,12 @@ class UpstreamHandler implements Dispatcher.DispatchHandler {
     this.resolve(o);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
+  onRequestStart(controller: ResponseController): void {
     this.controller = controller;
     if (this.a.ex.aborted) controller.abort(CLIENT_LEFT);
   }
 
-  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: UpstreamHeaders): void {
+  onResponseStart(_c: ResponseController, statusCode: number, headers: UpstreamHeaders): void {
     this.status = statusCode;
     this.headers = headers;
     if (statusCode >= 200 && statusCode < 300 && isEventStream(headers)) {
@@ -128,7 +128,7 @@ class UpstreamHandler implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: ResponseController, chunk: Buffer): void {
     if (!this.tap || !this.out) {
       this.chunks.push(chunk);
       return;
@@ -161,7 +161,7 @@ class UpstreamHandler implements Dispatcher.DispatchHandler {
     this.finish({ kind: 'delivered', status, usage, complete: usage !== null, streamed: false, events: 0, abnormal: false, clientGone: false });
   }
 
-  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+  onResponseError(_c: ResponseController, err: Error): void {
     const a = this.a;
     if (a.ex.aborted || err === CLIENT_LEFT) return this.finish(this.out?.started ? this.delivered(false, true) : CLIENT_GONE);
     if (!this.out?.started) return this.finish(failure(err));

@@ -1,5 +1,6 @@
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
-import type { Dispatcher } from 'undici';
+import type { UpstreamClient } from '../../upstream-http/client';
+import { requestWhole } from '../../upstream-http/whole';
 import { UpstreamSetupError } from '../types';
 
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -42,7 +43,7 @@ export class VertexTokens {
   private inflight = new Map<string, Promise<string>>();
   private keys = new Map<string, KeyObject>();
 
-  constructor(private readonly dispatcher: Dispatcher, private readonly timeoutMs: number) {}
+  constructor(private readonly client: UpstreamClient, private readonly timeoutMs: number) {}
 
   async token(sa: ServiceAccount): Promise<string> {
     const id = `${sa.keyId}|${sa.clientEmail}|${sa.tokenUrl}`;
@@ -80,18 +81,18 @@ export class VertexTokens {
     let res;
     try {
       const u = new URL(sa.tokenUrl);
-      res = await this.dispatcher.request({
-        origin: u.origin, path: u.pathname + u.search, method: 'POST', body,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      res = await requestWhole(this.client, {
+        origin: u.origin, path: u.pathname + u.search, method: 'POST', body: Buffer.from(body),
+        headers: { accept: 'application/json' }, contentType: 'application/x-www-form-urlencoded',
         headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs,
-      });
+      }, 64 * 1024);
     } catch (err) {
       throw new UpstreamSetupError('retryable', `token exchange failed: ${(err as Error).message}`);
     }
-    const text = await res.body.text().catch(() => '');
-    if (res.statusCode >= 400) {
-      const kind = res.statusCode === 400 || res.statusCode === 401 || res.statusCode === 403 ? 'auth' : 'retryable';
-      throw new UpstreamSetupError(kind, `token exchange answered ${res.statusCode}: ${text.slice(0, 200)}`, res.statusCode);
+    const text = res.body.toString('utf8');
+    if (res.status >= 400) {
+      const kind = res.status === 400 || res.status === 401 || res.status === 403 ? 'auth' : 'retryable';
+      throw new UpstreamSetupError(kind, `token exchange answered ${res.status}: ${text.slice(0, 200)}`, res.status);
     }
     let parsed: { access_token?: unknown; expires_in?: unknown };
     try { parsed = JSON.parse(text); } catch { throw new UpstreamSetupError('retryable', 'token exchange answered with malformed JSON'); }
