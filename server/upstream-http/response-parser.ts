@@ -18,6 +18,10 @@ const MAX_CHUNK_LINE = 1024;
 const CRLF = Buffer.from('\r\n');
 const HEAD_END = Buffer.from('\r\n\r\n');
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: |$)/;
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Control characters but tab: a lone CR or LF in a value would become a header line of its own downstream. */
+const CONTROL = /[\0-\x08\x0a-\x1f\x7f]/;
+const DIGITS = /^\d+$/;
 
 const enum State { Head, Length, ChunkSize, ChunkData, ChunkEnd, Trailers, UntilClose, Done }
 
@@ -119,8 +123,8 @@ export class ResponseParser {
       from = 0;
     }
     const end = data.indexOf(HEAD_END, searchFrom);
+    if ((end === -1 ? data.length : end) - from > MAX_HEAD_BYTES) throw new ResponseParseError('the upstream sent response headers larger than 64 KiB');
     if (end === -1) {
-      if (data.length - from > MAX_HEAD_BYTES) throw new ResponseParseError('the upstream sent response headers larger than 64 KiB');
       this.pending = from === 0 && data !== buf ? data : Buffer.from(data.subarray(from));
       return buf.length;
     }
@@ -140,6 +144,7 @@ export class ResponseParser {
     let last = '';
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i];
+      if (CONTROL.test(line)) throw new ResponseParseError('the upstream sent a control character in a header');
       const c0 = line.charCodeAt(0);
       if (c0 === 0x20 || c0 === 0x09) {
         // obs-fold: a continuation of the previous header, replaced by a space (RFC 9112 §5.2).
@@ -152,9 +157,7 @@ export class ResponseParser {
       const colon = line.indexOf(':');
       if (colon <= 0) throw new ResponseParseError(`the upstream sent an invalid header line: ${JSON.stringify(line.slice(0, 80))}`);
       const name = line.slice(0, colon).toLowerCase();
-      if (name.charCodeAt(name.length - 1) === 0x20 || name.charCodeAt(name.length - 1) === 0x09) {
-        throw new ResponseParseError('the upstream sent whitespace before a header colon');
-      }
+      if (!TOKEN.test(name)) throw new ResponseParseError(`the upstream sent an invalid header name: ${JSON.stringify(name.slice(0, 40))}`);
       const value = line.slice(colon + 1).trim();
       const prev = headers[name];
       if (prev === undefined) headers[name] = value;
@@ -174,7 +177,7 @@ export class ResponseParser {
   }
 
   private connectionHeaders(headers: ResponseHeaders, http10: boolean): void {
-    const conn = joined(headers.connection).toLowerCase();
+    const conn = headers.connection === undefined ? [] : joined(headers.connection).toLowerCase().split(',').map((t) => t.trim());
     this.keepAlive = http10 ? conn.includes('keep-alive') : !conn.includes('close');
     const hint = /timeout=(\d+)/i.exec(joined(headers['keep-alive']));
     if (hint) this.keepAliveHintMs = Number(hint[1]) * 1000;
@@ -195,9 +198,9 @@ export class ResponseParser {
     }
     const cl = headers['content-length'];
     if (cl !== undefined) {
-      const values = typeof cl === 'string' ? cl.split(',') : cl.flatMap((v) => v.split(','));
-      const n = Number(values[0].trim());
-      if (!/^\d+$/.test(values[0].trim()) || values.some((v) => Number(v.trim()) !== n) || !Number.isSafeInteger(n)) {
+      const values = (typeof cl === 'string' ? cl.split(',') : cl.flatMap((v) => v.split(','))).map((v) => v.trim());
+      const n = Number(values[0]);
+      if (!values.every((v) => DIGITS.test(v) && Number(v) === n) || !Number.isSafeInteger(n)) {
         throw new ResponseParseError(`the upstream sent an invalid Content-Length: ${JSON.stringify(joined(cl).slice(0, 40))}`);
       }
       if (n === 0) return this.complete();
@@ -220,10 +223,10 @@ export class ResponseParser {
     }
     let text = buf.toString('latin1', at, nl);
     if (this.pending) {
-      // The CR may have ended the pending part, with the LF here.
       text = this.pending.toString('latin1') + text;
       this.pending = null;
     }
+    if (text.length > MAX_CHUNK_LINE) throw new ResponseParseError(`the upstream sent a ${what} line longer than ${MAX_CHUNK_LINE} bytes`);
     return { text, next: nl + 2 };
   }
 
