@@ -59,20 +59,16 @@ export class ResponseParser {
       switch (this.state) {
         case State.Head: at = this.head(buf, at); break;
         case State.Length: {
-          const n = Math.min(this.remaining, buf.length - at);
-          this.remaining -= n;
-          const piece = buf.subarray(at, at + n);
-          at += n;
+          const piece = this.take(buf, at);
+          at += piece.length;
           this.events.onData(piece);
           if (this.remaining === 0 && !this.halted) this.complete();
           break;
         }
         case State.ChunkSize: at = this.chunkSize(buf, at); break;
         case State.ChunkData: {
-          const n = Math.min(this.remaining, buf.length - at);
-          this.remaining -= n;
-          const piece = buf.subarray(at, at + n);
-          at += n;
+          const piece = this.take(buf, at);
+          at += piece.length;
           if (this.remaining === 0) this.state = State.ChunkEnd;
           this.events.onData(piece);
           break;
@@ -89,6 +85,13 @@ export class ResponseParser {
           return;
       }
     }
+  }
+
+  /** The next piece of a sized part of the body: as much of the `remaining` bytes as `buf` holds. */
+  private take(buf: Buffer, at: number): Buffer {
+    const n = Math.min(this.remaining, buf.length - at);
+    this.remaining -= n;
+    return buf.subarray(at, at + n);
   }
 
   /** Stops delivering events (the request was aborted); the connection is not reused. */
