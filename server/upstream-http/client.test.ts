@@ -137,6 +137,27 @@ describe('UpstreamClient', () => {
     expect(endedAfterFirst).toBe(true);
   });
 
+  it('hands over the chunks of one socket read as one piece', async () => {
+    const raw = createTcpServer((s) => s.once('data', () => s.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\none \r\n4\r\ntwo \r\n5\r\nthree\r\n0\r\n\r\n')));
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = raw.address() as AddressInfo;
+      const pieces: string[] = [];
+      await new Promise<void>((resolve, reject) => {
+        client().dispatch(post(`http://127.0.0.1:${port}`), {
+          onRequestStart() {},
+          onResponseStart() {},
+          onResponseData: (_c, chunk) => void pieces.push(chunk.toString()),
+          onResponseEnd: () => resolve(),
+          onResponseError: (_c, err) => reject(err),
+        });
+      });
+      expect(pieces).toEqual(['one two three']);
+    } finally {
+      raw.close();
+    }
+  });
+
   it('times out waiting for the head, and between body pieces, closing the connection', async () => {
     const up = await upstream((req, res) => {
       if (req.url === '/silent') return;

@@ -32,6 +32,8 @@ export class UpstreamCall implements ResponseController, ResponseEvents {
   conn: UpstreamConnection | null = null;
   over = false;
   readonly parser: ResponseParser;
+  /** Body pieces parsed from the current socket read, not yet handed over. */
+  private pieces: Buffer[] | null = null;
 
   constructor(readonly req: UpstreamRequest, readonly handler: ResponseHandler, private readonly dequeue: (call: UpstreamCall) => void) {
     this.parser = new ResponseParser(this);
@@ -66,10 +68,23 @@ export class UpstreamCall implements ResponseController, ResponseEvents {
   }
 
   onData(chunk: Buffer): void {
-    this.handler.onResponseData(this, chunk);
+    (this.pieces ??= []).push(chunk);
+  }
+
+  /**
+   * Hands over what one socket read held as one piece: an event stream's chunks then cost
+   * the client one write instead of one each.
+   */
+  flush(): void {
+    const p = this.pieces;
+    if (!p) return;
+    this.pieces = null;
+    if (!this.over) this.handler.onResponseData(this, p.length === 1 ? p[0] : Buffer.concat(p));
   }
 
   onEnd(): void {
+    this.flush();
+    if (this.over) return;
     this.over = true;
     this.conn!.responseEnded();
     this.handler.onResponseEnd(this);
@@ -172,7 +187,10 @@ export class UpstreamConnection {
     }
     try {
       call.parser.execute(buf);
+      call.flush();
     } catch (err) {
+      // What arrived before the fault is the client's, as it would have been a read earlier.
+      if (err instanceof ResponseParseError) call.flush();
       return this.fail(err instanceof ResponseParseError ? new UpstreamHttpError('UPSTREAM_PROTOCOL', err.message) : (err as Error));
     }
     if (this.call === null && !this.closed) {
