@@ -251,6 +251,32 @@ describe('UpstreamClient', () => {
     expect(pauses).toBe(5);
   });
 
+  it('does not count a pause (a slow client) as the upstream going silent', async () => {
+    const up = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('x'.repeat(1024));
+      // Silent for longer than the body timeout, but mostly while the reader is paused.
+      setTimeout(() => res.end('y'), 1000);
+    });
+    let body = '';
+    await new Promise<void>((resolve, reject) => {
+      client().dispatch(post(up.url, '{}', { bodyTimeout: 600 }), {
+        onRequestStart() {},
+        onResponseStart() {},
+        onResponseData(c, chunk) {
+          if (!body) {
+            c.pause();
+            setTimeout(() => c.resume(), 900);
+          }
+          body += chunk.toString();
+        },
+        onResponseEnd: () => resolve(),
+        onResponseError: (_c, err) => reject(err),
+      });
+    });
+    expect(body).toBe(`${'x'.repeat(1024)}y`);
+  });
+
   it('opens a new connection when the upstream closed the idle one, or asked to close', async () => {
     const up = await upstream(echo);
     const c = client();

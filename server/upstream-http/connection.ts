@@ -40,11 +40,11 @@ export class UpstreamCall implements ResponseController, ResponseEvents {
   }
 
   pause(): void {
-    if (!this.over) this.conn?.socket.pause();
+    if (!this.over) this.conn?.pauseReading();
   }
 
   resume(): void {
-    if (!this.over) this.conn?.socket.resume();
+    if (!this.over) this.conn?.resumeReading(this.req.bodyTimeout);
   }
 
   abort(reason: Error): void {
@@ -148,6 +148,17 @@ export class UpstreamConnection {
   bodyPhase(timeoutMs: number): void {
     this.phase = 'body';
     this.socket.setTimeout(timeoutMs);
+  }
+
+  /** Backpressure: a slow client is not the upstream's silence, so the idle timer stops too. */
+  pauseReading(): void {
+    this.socket.pause();
+    if (this.phase === 'body') this.socket.setTimeout(0);
+  }
+
+  resumeReading(bodyTimeoutMs: number): void {
+    if (this.phase === 'body') this.socket.setTimeout(bodyTimeoutMs);
+    this.socket.resume();
   }
 
   /** The response is complete (the parser may still be in the middle of the socket's buffer). */
