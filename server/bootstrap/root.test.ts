@@ -36,7 +36,8 @@ describe('bootstrap', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+    // Two cold starts of the embedded database on disk (initdb, then reopening): about 15 s each on a 2-core VM.
+  }, 120_000);
 
   it('uses ROOT_KEY when given, without printing it', async () => {
     const rootKey = generateAccountKey();
