@@ -6,6 +6,7 @@ import { BodyTooLargeError, errorEnvelope, type Exchange } from './exchange';
 import type { Logger } from '../log/logger';
 import { errorFields } from '../log/logger';
 import { lockBodyCoercion } from './coercion';
+import { isDatabaseUnavailable } from '../storage/unavailable';
 
 interface ZodIssueLike { path?: (string | number)[]; message: string; code?: string; keys?: string[] }
 type Ctx = RequestContext & { failure?: unknown };
@@ -88,7 +89,7 @@ export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange)
           resolve();
           if (this.statusCode >= 400) {
             const env = toEnvelope(this.statusCode, body, ctx.failure);
-            return ex.sendJson(env.status, env.body, withoutContentType(this.headers));
+            return ex.sendJson(env.status, env.body, { ...withoutContentType(this.headers), ...env.headers });
           }
           ex.send(this.statusCode, this.headers, body ?? '');
         },
@@ -109,12 +110,15 @@ function withoutContentType(h: Record<string, string>): Record<string, string> {
 
 const PG_UNIQUE_VIOLATION = '23505';
 
-function toEnvelope(status: number, body: string | undefined, failure: unknown): { status: number; body: unknown } {
+function toEnvelope(status: number, body: string | undefined, failure: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
   let shape: { message?: string; issues?: ZodIssueLike[]; data?: { apiCode?: string } } = {};
   try { shape = body ? JSON.parse(body) : {}; } catch { /* keep defaults */ }
   const dbCode = pgErrorCode(failure);
   if (status >= 500 && dbCode === PG_UNIQUE_VIOLATION) {
     return { status: 409, body: errorEnvelope(409, 'A record with the same unique value already exists', 'duplicate') };
+  }
+  if (status >= 500 && isDatabaseUnavailable(failure)) {
+    return { status: 503, body: errorEnvelope(503, 'The database is unavailable; retry shortly', 'database_unavailable'), headers: { 'retry-after': '5' } };
   }
   if (status >= 500) return { status, body: errorEnvelope(status, 'Internal server error') };
   if (shape.issues?.length) return { status: 400, body: errorEnvelope(400, describeIssues(shape.issues), 'invalid_request') };

@@ -11,6 +11,7 @@ import { limitTable } from './profile';
 import { sendProxyError } from './errors';
 import type { ProxyCall, ProxyDeps } from './call';
 import { dispatch } from './dispatch';
+import { isDatabaseUnavailable } from '../storage/unavailable';
 
 /** The client headers the proxy reads: credentials, body framing, and those forwarded to providers. */
 const PROXY_HEADERS = ['authorization', 'x-api-key', 'content-length', 'transfer-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta'] as const;
@@ -47,7 +48,10 @@ export class ProxyPipeline {
         .catch((err) => {
           this.d.log.error('proxy_request_failed', { path, ...errorFields(err) });
           // A response already ended must not be touched again (uWS forbids it).
-          if (!ex.finished) sendProxyError(ex, endpoint === 'messages', 500, 'Internal server error', 'internal_error');
+          if (ex.finished) return;
+          // Only a first request of an account or Owner reads the database on this path.
+          if (isDatabaseUnavailable(err)) sendProxyError(ex, endpoint === 'messages', 503, "The gateway's database is unavailable; retry shortly", 'database_unavailable', { 'retry-after': '5' });
+          else sendProxyError(ex, endpoint === 'messages', 500, 'Internal server error', 'internal_error');
         })
         .finally(() => {
           if (--this.inflight === 0 && this.drained) this.drained();

@@ -62,8 +62,9 @@ export class RemotePglite implements PgliteClient {
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
     };
-    this.worker.on('error', (err) => fail(new Error(`the embedded database stopped: ${err.message}`)));
-    this.worker.on('exit', (code) => fail(new Error(`the embedded database stopped (exit ${code})`)));
+    const stopped = (message: string) => Object.assign(new Error(message), { code: 'EMBEDDED_DATABASE_STOPPED' });
+    this.worker.on('error', (err) => fail(stopped(`the embedded database stopped: ${err.message}`)));
+    this.worker.on('exit', (code) => fail(stopped(`the embedded database stopped (exit ${code})`)));
   }
 
   /** Starts the database thread and waits until PGlite opened its data directory (undefined: in memory). */
