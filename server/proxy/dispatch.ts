@@ -74,6 +74,7 @@ async function tryLevel(d: ProxyDeps, c: ProxyCall, model: string, level: number
   let exclude: Set<number> | undefined;
   let previous = -1;
   let renewed: Set<number> | undefined;
+  let staleRetried = false;
   let attempts = 0;
   while (attempts < d.settings.maxAttemptsPerLevel) {
     if (previous !== -1) (exclude ??= new Set()).add(previous);
@@ -115,6 +116,14 @@ async function tryLevel(d: ProxyDeps, c: ProxyCall, model: string, level: number
     if (outcome.kind === 'delivered') {
       settle(d, c, outcome, key, level, model);
       return true;
+    }
+    if (outcome.stale && !staleRetried) {
+      // The upstream closed a kept connection as the request went out, unread: once per
+      // call it is sent again, on another connection, without blaming the key.
+      staleRetried = true;
+      previous = -1;
+      attempts--;
+      continue;
     }
     if (outcome.status === 401 && !(renewed ??= new Set()).has(key.id) && d.kinds.of(key).renewCredentials?.(key)) {
       // Once per key and call: the same key again with fresh credentials.

@@ -97,6 +97,27 @@ describe('keys of a Level', () => {
     }
   });
 
+  it('sends a request again once when the upstream closed the kept connection it went out on', async () => {
+    const k = secret('stale');
+    await f.addKey(36, k);
+    const user = await f.account({ level: 36 });
+    // A first answer leaves a kept connection, which the next call reuses.
+    expect((await chat(user.key, 'gpt-4o')).status).toBe(200);
+    f.mock.behave(k, { dropConnection: true, times: 1 });
+    let n = f.mock.requests.length;
+    const again = await chat(user.key, 'gpt-4o');
+    expect(again.status, again.text).toBe(200);
+    expect(credentialsSince(n)).toEqual([k, k]);
+    expect(await f.usage(user.id)).toHaveLength(2);
+    // Once per call: a second drop is the upstream's failure, and this Level has no other key.
+    expect((await chat(user.key, 'gpt-4o')).status).toBe(200);
+    f.mock.behave(k, { dropConnection: true, times: 2 });
+    n = f.mock.requests.length;
+    expect(expectEnvelope(await chat(user.key, 'gpt-4o'), 502).code).toBe('upstream_error');
+    expect(credentialsSince(n)).toEqual([k, k]);
+    expect(await f.usage(user.id)).toHaveLength(3);
+  });
+
   it('tries at most maxAttemptsPerLevel keys, then answers 502', async () => {
     const keys = [secret('bad-1'), secret('bad-2'), secret('bad-3'), secret('bad-4')];
     for (const k of keys) {

@@ -1,5 +1,5 @@
 import type { UpstreamClient } from '../upstream-http/client';
-import { TIMEOUT_CODES, type ResponseController, type ResponseHandler } from '../upstream-http/types';
+import { TIMEOUT_CODES, type ResponseController, type ResponseHandler, type UpstreamHttpError } from '../upstream-http/types';
 import type { Exchange } from '../http/exchange';
 import type { TokenUsage } from '../pricing/cost';
 import type { UpstreamTarget } from '../providers/types';
@@ -45,6 +45,8 @@ export interface Failed {
   headers?: UpstreamHeaders;
   /** The upstream's error text (trimmed), for the disabled reason. */
   detail?: string;
+  /** A kept connection closed as the request went out: the upstream never read it (see UpstreamHttpError). */
+  stale?: boolean;
 }
 
 export interface ClientGone {
@@ -61,7 +63,8 @@ export const isRetryableStatus = (s: number) => s === 408 || s === 429 || s >= 5
 function failure(err: unknown): Failed {
   const code = (err as { code?: string })?.code ?? '';
   const message = (err as Error)?.message ?? String(err);
-  return { kind: 'failed', reason: code ? `${code}: ${message}` : message, timeout: TIMEOUT_CODES.has(code) };
+  const stale = (err as UpstreamHttpError)?.staleConnection === true;
+  return { kind: 'failed', reason: code ? `${code}: ${message}` : message, timeout: TIMEOUT_CODES.has(code), ...(stale ? { stale } : {}) };
 }
 
 const isEventStream = (headers: UpstreamHeaders) => {

@@ -176,6 +176,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     if (!json || typeof body !== 'object' || body === null || Array.isArray(body)) return fail(res, 400, 'The request body is not a JSON object.');
 
     const b = take(behaviours, rec.credential, holder) ?? {};
+    if (b.dropConnection) return void req.socket.destroy();
     if (b.delayMs) await sleep(b.delayMs);
     if (res.destroyed) return;
     const status = b.status ?? (b.retryAfter !== undefined ? 429 : undefined);

@@ -296,6 +296,18 @@ describe('UpstreamClient', () => {
     expect(up.connections).toBe(3);
   });
 
+  it('marks a kept connection that closed before answering as stale, and a fresh one not', async () => {
+    let drop = false;
+    const up = await upstream((req, res) => (drop ? req.socket.destroy() : res.end('ok')));
+    const c = client();
+    await requestWhole(c, post(up.url));
+    drop = true;
+    const onKept = await failure(c, post(up.url));
+    expect([onKept.code, onKept.staleConnection]).toEqual(['UPSTREAM_SOCKET', true]);
+    const onFresh = await failure(c, post(up.url));
+    expect([onFresh.code, onFresh.staleConnection]).toEqual(['UPSTREAM_SOCKET', false]);
+  });
+
   it('keeps a connection no longer than the upstream says it will', async () => {
     const up = await upstream((_req, res) => {
       res.setHeader('keep-alive', 'timeout=1');

@@ -107,6 +107,8 @@ export class UpstreamConnection {
   private connected = false;
   private closed = false;
   private keepAliveMs: number;
+  /** Responses completed on this connection. */
+  private served = 0;
 
   constructor(private readonly owner: ConnectionOwner, first: UpstreamCall) {
     const o = owner.options;
@@ -141,6 +143,7 @@ export class UpstreamConnection {
   fail(err: Error): void {
     const call = this.call;
     this.call = null;
+    if (call && this.served > 0 && !call.parser.started && err instanceof UpstreamHttpError && err.code === 'UPSTREAM_SOCKET') err.staleConnection = true;
     this.destroy();
     call?.error(err);
   }
@@ -215,6 +218,7 @@ export class UpstreamConnection {
     // An upstream's own idle limit, less a second, so it never closes under a request of ours.
     if (hintMs > 0) this.keepAliveMs = Math.min(this.keepAliveMs, hintMs - 1000);
     if (this.keepAliveMs <= 0) return this.destroy();
+    this.served++;
     if (this.socket.isPaused()) this.socket.resume();
     this.release();
   }

@@ -54,6 +54,12 @@ export type UpstreamErrorCode =
   | 'UPSTREAM_CLOSED';
 
 export class UpstreamHttpError extends Error {
+  /**
+   * The connection had served earlier responses and closed before this one began: most
+   * likely the upstream closed it as idle just as the request went out, unread.
+   */
+  staleConnection = false;
+
   constructor(readonly code: UpstreamErrorCode, message: string) {
     super(message);
     this.name = 'UpstreamHttpError';

@@ -18,6 +18,8 @@ export interface Behaviour {
   cutAfterChunks?: number;
   /** Streaming: stop sending after N content chunks but keep the socket open. */
   stallAfterChunks?: number;
+  /** Close the connection without answering, as an upstream closing an idle kept connection just as the request arrives. */
+  dropConnection?: boolean;
   /**
    * Usage to report. `prompt_tokens` includes `cached_tokens` (OpenAI's meaning); the Anthropic
    * format reports them as `input_tokens = prompt_tokens - cached_tokens` plus `cache_read_input_tokens`.
