@@ -2,16 +2,12 @@ import { and, eq, ne, or, type SQL } from 'drizzle-orm';
 import { ApiError, conflict } from '../../contract/errors';
 import type { Db, Tx } from '../storage/database';
 import { accounts } from '../storage/schema';
-
-const PG_UNIQUE_VIOLATION = '23505';
+import { causeWhere, PG_UNIQUE_VIOLATION } from '../storage/errors';
 
 /** The constraint a unique violation names, on either driver (postgres.js or PGlite). */
 function violatedConstraint(err: unknown): string | null {
-  let e: any = err;
-  for (let i = 0; e && i < 6; i++, e = e.cause) {
-    if (e.code === PG_UNIQUE_VIOLATION) return String(e.constraint_name ?? e.constraint ?? '');
-  }
-  return null;
+  const e = causeWhere(err, (c) => c.code === PG_UNIQUE_VIOLATION);
+  return e ? String(e.constraint_name ?? e.constraint ?? '') : null;
 }
 
 const taken = (field: 'Name' | 'Email', value: string) =>

@@ -6,7 +6,7 @@ import { BodyTooLargeError, errorEnvelope, type Exchange } from './exchange';
 import type { Logger } from '../log/logger';
 import { errorFields } from '../log/logger';
 import { lockBodyCoercion } from './coercion';
-import { isDatabaseUnavailable } from '../storage/unavailable';
+import { isDatabaseUnavailable, PG_UNIQUE_VIOLATION, sqlStateOf } from '../storage/errors';
 
 interface ZodIssueLike { path?: (string | number)[]; message: string; code?: string; keys?: string[] }
 type Ctx = RequestContext & { failure?: unknown };
@@ -108,13 +108,10 @@ function withoutContentType(h: Record<string, string>): Record<string, string> {
   return rest;
 }
 
-const PG_UNIQUE_VIOLATION = '23505';
-
 function toEnvelope(status: number, body: string | undefined, failure: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
   let shape: { message?: string; issues?: ZodIssueLike[]; data?: { apiCode?: string } } = {};
   try { shape = body ? JSON.parse(body) : {}; } catch { /* keep defaults */ }
-  const dbCode = pgErrorCode(failure);
-  if (status >= 500 && dbCode === PG_UNIQUE_VIOLATION) {
+  if (status >= 500 && sqlStateOf(failure) === PG_UNIQUE_VIOLATION) {
     return { status: 409, body: errorEnvelope(409, 'A record with the same unique value already exists', 'duplicate') };
   }
   if (status >= 500 && isDatabaseUnavailable(failure)) {
@@ -136,10 +133,4 @@ export function describeIssues(issues: ZodIssueLike[]): string {
     const field = i.path?.length ? i.path.join('.') : 'body';
     return `${field}: ${i.message}`;
   }).join('; ');
-}
-
-function pgErrorCode(err: unknown): string | undefined {
-  let e: any = err;
-  for (let i = 0; e && i < 5; i++, e = e.cause) if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
-  return undefined;
 }

@@ -11,7 +11,7 @@ import { limitTable } from './profile';
 import { sendProxyError } from './errors';
 import type { ProxyCall, ProxyDeps } from './call';
 import { dispatch } from './dispatch';
-import { isDatabaseUnavailable } from '../storage/unavailable';
+import { isDatabaseUnavailable } from '../storage/errors';
 
 /** The client headers the proxy reads: credentials, body framing, and those forwarded to providers. */
 const PROXY_HEADERS = ['authorization', 'x-api-key', 'content-length', 'transfer-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta'] as const;

@@ -4,7 +4,7 @@ import { freshDatabaseUrl } from '../testing/database';
 import { startTestGateway, type TestGateway } from '../testing/gateway';
 import { expectEnvelope } from '../testing/http';
 import { createAccount, rootAccount } from '../testing/accounts';
-import { isDatabaseUnavailable } from './unavailable';
+import { isDatabaseUnavailable } from './errors';
 
 /** A TCP relay in front of PostgreSQL that the test can cut and restore: a real outage, seen by the real driver. */
 class Relay {
