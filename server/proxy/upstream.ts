@@ -63,8 +63,7 @@ export const isRetryableStatus = (s: number) => s === 408 || s === 429 || s >= 5
 function failure(err: unknown): Failed {
   const code = (err as { code?: string })?.code ?? '';
   const message = (err as Error)?.message ?? String(err);
-  const stale = (err as UpstreamHttpError)?.staleConnection === true;
-  return { kind: 'failed', reason: code ? `${code}: ${message}` : message, timeout: TIMEOUT_CODES.has(code), ...(stale ? { stale } : {}) };
+  return { kind: 'failed', reason: code ? `${code}: ${message}` : message, timeout: TIMEOUT_CODES.has(code), stale: (err as UpstreamHttpError)?.staleConnection === true };
 }
 
 const isEventStream = (headers: UpstreamHeaders) => {

@@ -91,24 +91,29 @@ export class UpstreamClient {
 
   /** Starts a request; every outcome, including a bad origin, reaches the handler. */
   dispatch(req: UpstreamRequest, handler: ResponseHandler): void {
-    let site = this.sites.get(req.origin);
-    let call: UpstreamCall;
-    try {
-      if (!site) {
-        if (this.closed) throw this.closed;
-        site = new Site(siteOptions(req.origin, this.options), this.options.connections);
-        this.sites.set(req.origin, site);
+    let site: Site | undefined;
+    let refusal: Error | null = this.closed;
+    if (!refusal) {
+      try {
+        site = this.siteFor(req.origin);
+      } catch (err) {
+        refusal = err as Error;
       }
-    } catch (err) {
-      call = new UpstreamCall(req, handler, () => undefined);
-      handler.onRequestStart(call);
-      return call.error(err as Error);
     }
-    call = new UpstreamCall(req, handler, site.dequeue);
+    const call = new UpstreamCall(req, handler, site ? site.dequeue : () => undefined);
     handler.onRequestStart(call);
     if (call.over) return;
-    if (this.closed) return call.error(this.closed);
+    if (!site) return call.error(refusal!);
     site.dispatch(call);
+  }
+
+  private siteFor(origin: string): Site {
+    let site = this.sites.get(origin);
+    if (!site) {
+      site = new Site(siteOptions(origin, this.options), this.options.connections);
+      this.sites.set(origin, site);
+    }
+    return site;
   }
 
   /** Ends every request under way or waiting and closes all connections. */
