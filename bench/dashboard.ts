@@ -13,11 +13,11 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { sql } from 'drizzle-orm';
-import { startGateway } from '../server/app';
-import { readSettings } from '../server/settings/settings';
-import { createLogger } from '../server/log/logger';
-import { generateAccountKey, hashKey, hint } from '../server/security/crypto';
-import type { Database } from '../server/storage/database';
+import { startGateway } from '../server/app/gateway';
+import { readSettings } from '../server/core/settings';
+import { createLogger } from '../server/core/log';
+import { generateAccountKey, hashKey, hint } from '../server/adapters/security/crypto';
+import type { Database } from '../server/adapters/storage/database';
 
 const ACCOUNTS = 1000;
 const RECORDS = 1_000_000;

@@ -12,8 +12,8 @@
  * throughput ratios; p50 latency Switchyard minus direct at concurrency 1).
  */
 import { fileURLToPath } from 'node:url';
-import { generateAccountKey } from '../server/security/crypto';
-import { bundleServer } from '../server/build/bundle';
+import { generateAccountKey } from '../server/adapters/security/crypto';
+import { bundleServer } from '../scripts/build/bundle';
 import { freePort, killAllNow, startChild, stopAll, type Child } from './proxy/children';
 import { combine, latencyOf, throughput, timingsAtOne, validate, type Latency, type Target, type Throughput, type Timings, type Workload } from './proxy/load';
 import { configureSwitchyard, UPSTREAM_SECRET } from './proxy/switchyard';

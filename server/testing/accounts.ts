@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type { TestGateway } from './gateway';
-import { accountKeys, accounts } from '../storage/schema';
-import { generateAccountKey, hashKey, hint } from '../security/crypto';
-import { grantCredit } from '../credits/ledger';
-import type { UsageEvent } from '../usage/types';
+import { accountKeys, accounts } from '../adapters/storage/schema';
+import { generateAccountKey, hashKey, hint } from '../adapters/security/crypto';
+import { grantCredit } from '../state/credits/ledger';
+import type { UsageEvent } from '../domain/usage/types';
 
 export interface TestAccount {
   id: number;

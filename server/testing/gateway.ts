@@ -1,7 +1,7 @@
-import { startGateway, type Gateway } from '../app';
-import { readSettings, type Settings } from '../settings/settings';
-import { createLogger } from '../log/logger';
-import { generateAccountKey } from '../security/crypto';
+import { startGateway, type Gateway } from '../app/gateway';
+import { readSettings, type Settings } from '../core/settings';
+import { createLogger } from '../core/log';
+import { generateAccountKey } from '../adapters/security/crypto';
 import { freshDatabaseUrl } from './database';
 import { HttpClient } from './http';
 

@@ -14,7 +14,7 @@ export interface RunningServer {
  * tsx by default, or a built bundle (`npm start` runs dist/main.mjs) when `entry` names one.
  */
 export function spawnServer(env: Record<string, string | undefined>, timeoutMs = 60_000, entry?: string): Promise<RunningServer> {
-  const child = spawn(process.execPath, entry ? [entry] : ['--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, entry ? [entry] : ['--import', 'tsx', 'server/app/main.ts'], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,45 @@
+import { and, count, eq } from 'drizzle-orm';
+import type { AccountResult } from '../../../contract/accounts/schemas';
+import type { Actor } from '../../../contract/services';
+import { conflict } from '../../../contract/errors';
+import { accountKeys, accounts, news } from '../../adapters/storage/schema';
+import { recordOperation } from '../../state/oplog/oplog';
+import type { AccountDeps } from './deps';
+import { assertInHierarchy, findAccount, parseSingleIdentifier } from './identifiers';
+import { refundRemaining } from './transfer';
+import { toAccount } from './view';
+
+/**
+ * DELETE /x-users/{identifier}: refused while the account has subaccounts (nothing is ever
+ * deleted by surprise); its remaining credit goes back to a funded parent; its key, cards and
+ * the news aimed at it go with it. Usage history stays for the bills.
+ */
+export async function deleteAccount(d: AccountDeps, actor: Actor, identifier: string): Promise<AccountResult> {
+  const { caller } = actor;
+  const ident = parseSingleIdentifier(identifier);
+  const { row, cards, transfer, hint } = await d.db.transaction(async (tx) => {
+    const target = await findAccount(tx, ident, true);
+    assertInHierarchy(caller, target, false);
+    // Creating a child locks its parent's row too, so no child can appear after this count.
+    const [{ n }] = await tx.select({ n: count() }).from(accounts).where(eq(accounts.parentId, target.id));
+    if (n > 0) throw conflict(`Account #${target.id} has ${n} subaccount${n === 1 ? '' : 's'}; delete or move them first`, 'has_children');
+    const [parent] = target.parentId === null ? [null] : await tx.select().from(accounts).where(eq(accounts.id, target.parentId));
+    const { cards, transfer } = await refundRemaining(tx, d, target, parent ?? null);
+    const keyRows = await tx.select({ hint: accountKeys.hint }).from(accountKeys).where(eq(accountKeys.accountId, target.id));
+    await tx.delete(news).where(and(eq(news.scope, 'user'), eq(news.targetId, target.id)));
+    await tx.delete(news).where(and(eq(news.scope, 'dna'), eq(news.targetDna, target.dna)));
+    await tx.delete(accounts).where(eq(accounts.id, target.id));
+    await recordOperation(tx, actor, {
+      action: 'delete_user',
+      targetId: target.id,
+      details: { name: target.name, email: target.email, dna: target.dna, role: target.role, ...(transfer ? { credit: transfer } : {}) },
+    });
+    return { row: target, cards, transfer, hint: keyRows[0]?.hint ?? '' };
+  });
+
+  d.cache.invalidateAccount(row.id);
+  if (transfer?.ToID) d.cache.invalidateAccount(transfer.ToID);
+  if (row.role === 'owner') await d.ownerRemoved(row.id);
+  // The answer shows the cards as they were when the account was deleted.
+  return { Action: 'delete', User: toAccount(row, { cards, pending: 0, children: 0, keyHint: hint }), Transfer: transfer };
+}

@@ -1,0 +1,92 @@
+import { eq, sql, type SQL } from 'drizzle-orm';
+import type { Caller } from '../../../contract/services';
+import { badRequest, forbidden, notFound } from '../../../contract/errors';
+import type { Db, Tx } from '../../adapters/storage/database';
+import { accounts } from '../../adapters/storage/schema';
+import type { AccountRow } from '../../state/accounts/account-cache';
+import { isDescendantDna } from '../../state/accounts/caller';
+import { DNA_PATH } from '../billing/subtree';
+
+const INT_MAX = 2_147_483_647;
+
+/** `R{n}`: roles are words in storage; the path filter names them by number (as `/x-bill` does). */
+export const ROLE_CODES: Record<number, 'user' | 'owner'> = { 0: 'user', 1: 'owner' };
+
+export type Identifier =
+  | { kind: 'id'; id: number }
+  | { kind: 'name'; name: string }
+  | { kind: 'email'; email: string }
+  | { kind: 'dna'; dna: string }
+  | { kind: 'filter'; label: string; where: SQL };
+
+/**
+ * The identifier forms of the spec: a numeric ID, an email (contains `@`), a DNA path (starts
+ * with `.`), a filter (`L{n}` Level, `G{n}` Gear, `R{n}` Role, `T{n}` Tier, `F{n}` Factor, which
+ * may be a decimal: `F1.5`), or else a username. Names can never look like a filter.
+ */
+export function parseIdentifier(raw: string): Identifier {
+  const value = raw.trim();
+  if (value === '') throw badRequest('identifier: must not be empty');
+  if (/^\d+$/.test(value)) return { kind: 'id', id: Number(value) };
+  if (value.startsWith('.')) {
+    if (!DNA_PATH.test(value)) throw badRequest(`identifier: "${value}" is not a DNA path (like .1.42.)`);
+    return { kind: 'dna', dna: value };
+  }
+  if (value.includes('@')) return { kind: 'email', email: value.toLowerCase() };
+  const filter = /^([LGRTF])(\d{1,9}(?:\.\d{1,9})?)$/i.exec(value);
+  if (filter) {
+    const letter = filter[1].toUpperCase();
+    const n = Number(filter[2]);
+    if (letter !== 'F' && !Number.isInteger(n)) throw badRequest(`identifier: ${value}: ${letter}{n} takes a whole number`);
+    const where = letter === 'L' ? eq(accounts.level, n)
+      : letter === 'G' ? eq(accounts.gear, n)
+      : letter === 'T' ? eq(accounts.tier, n)
+      : letter === 'F' ? eq(accounts.factor, n)
+      : ROLE_CODES[n] ? eq(accounts.role, ROLE_CODES[n]) : undefined;
+    if (!where) throw badRequest(`identifier: ${value}: role codes are ${Object.entries(ROLE_CODES).map(([k, v]) => `R${k} (${v})`).join(', ')}`);
+    return { kind: 'filter', label: value, where };
+  }
+  return { kind: 'name', name: value };
+}
+
+/** For endpoints that act on one account: a filter is refused. */
+export function parseSingleIdentifier(raw: string, what = 'identifier'): Exclude<Identifier, { kind: 'filter' }> {
+  const id = parseIdentifier(raw);
+  if (id.kind === 'filter') throw badRequest(`${what}: ${id.label} is a filter; name one account by ID, username, email or DNA path`);
+  return id;
+}
+
+function condition(id: Exclude<Identifier, { kind: 'filter' }>): SQL {
+  switch (id.kind) {
+    case 'id': return id.id > INT_MAX ? sql`false` : eq(accounts.id, id.id);
+    case 'dna': return eq(accounts.dna, id.dna);
+    case 'email': return eq(accounts.email, id.email);
+    case 'name': return eq(accounts.name, id.name);
+  }
+}
+
+export function describe(id: Exclude<Identifier, { kind: 'filter' }>): string {
+  switch (id.kind) {
+    case 'id': return `#${id.id}`;
+    case 'dna': return id.dna;
+    case 'email': return id.email;
+    case 'name': return `"${id.name}"`;
+  }
+}
+
+/** One account by identifier; `lock` takes its row lock for the rest of the transaction. */
+export async function findAccount(db: Db | Tx, id: Exclude<Identifier, { kind: 'filter' }>, lock = false): Promise<AccountRow> {
+  const query = db.select().from(accounts).where(condition(id)).limit(1);
+  const [row] = lock ? await query.for('update') : await query;
+  if (!row) throw notFound(`Account ${describe(id)} not found`);
+  return row;
+}
+
+/** The caller may act on accounts strictly below it (and, where allowed, on itself). */
+export function assertInHierarchy(caller: Caller, row: AccountRow, allowSelf: boolean): void {
+  if (row.id === caller.id) {
+    if (allowSelf) return;
+    throw forbidden('You cannot do this to your own account');
+  }
+  if (!isDescendantDna(row.dna, caller.dna)) throw forbidden(`Account #${row.id} is outside your account hierarchy`);
+}

@@ -1,0 +1,136 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../../testing/gateway';
+import { expectEnvelope } from '../../testing/http';
+import { fresh, make, rowCounts, type Made } from './test-support';
+
+let gw: TestGateway;
+let ownerA: Made;
+let ownerB: Made;
+let userA: Made;
+let rootKeyId: number;
+
+const SECRET = 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789';
+
+beforeAll(async () => {
+  gw = await startTestGateway({ tenancy: 'multi' });
+  await gw.root.put('/x-config', { MODEL_MAPPER: 'gpt-4=gpt-4o' });
+  await gw.root.put('/x-users/1', { ModelMapper: 'fast=gpt-4o-mini', AllowModels: 'gpt-4o*' });
+  rootKeyId = (await gw.root.post('/x-keys', { Level: 1, Provider: 'https://api.openai.com', SecretKey: SECRET, Status: true })).body.Key.ID;
+  ownerA = await make(gw, gw.root, { Role: 'owner', CreditGranted: 0 });
+  ownerB = await make(gw, gw.root, { Role: 'owner', CreditGranted: 0 });
+  userA = await make(gw, ownerA.client, { CreditGranted: 10 });
+});
+afterAll(async () => { await gw?.close(); });
+
+describe('Owners (TENANCY=multi)', () => {
+  it('are Root\'s children that own their tenant and start from the defaults', async () => {
+    const a = (await gw.root.get(`/x-users/${ownerA.id}`)).body[0];
+    expect(a).toMatchObject({ Role: 'owner', OwnerID: ownerA.id, ParentID: 1, DNA: `.1.${ownerA.id}.`, ModelMapper: '', AllowModels: '', Balance: 0 });
+    const u = (await ownerA.client.get(`/x-users/${userA.id}`)).body[0];
+    expect(u).toMatchObject({ OwnerID: ownerA.id, DNA: `${ownerA.dna}${userA.id}.` });
+    expect((await ownerA.client.get('/dashboard/status')).body).toMatchObject({ admin: true, manage: true, balance: 0 });
+    // An Owner creates credit for its tenant: nothing is debited.
+    const r = await ownerA.client.post('/x-users', { ...fresh(), CreditGranted: 500 });
+    expect(r.body.Transfer).toMatchObject({ FromID: null, Debited: 0, Credited: 500 });
+  });
+
+  it('may be created by Root only', async () => {
+    const before = await rowCounts(gw);
+    expect(expectEnvelope(await ownerA.client.post('/x-users', { ...fresh(), CreditGranted: 0, Role: 'owner' }), 403).message).toMatch(/Only Root/);
+    expectEnvelope(await userA.client.post('/x-users', { ...fresh(), CreditGranted: 2, Role: 'owner' }), 403);
+    expect(await rowCounts(gw)).toEqual(before);
+  });
+
+  it('cannot see or touch another Owner\'s accounts (403)', async () => {
+    const before = await rowCounts(gw);
+    expect(await ownerB.client.get('/x-dna').then((r) => r.body)).toEqual([]);
+    for (const path of [`/x-users/${userA.id}`, `/x-dna/${userA.name}`, `/x-dna/${ownerA.dna}`, `/x-users/${userA.email}`, `/x-users/${ownerA.id}`]) {
+      expectEnvelope(await ownerB.client.get(path), 403);
+    }
+    expect((await ownerB.client.get(`/x-dna?dna=${ownerA.dna}`)).body).toEqual([]);
+    expect((await ownerB.client.get('/x-dna/R0')).body).toEqual([]);
+    expectEnvelope(await ownerB.client.put(`/x-users/${userA.id}`, { Suspended: true }), 403);
+    expectEnvelope(await ownerB.client.delete(`/x-users/${userA.id}`), 403);
+    expectEnvelope(await ownerB.client.post(`/x-news/${userA.id}`, { title: 't', content: 'c' }), 403);
+    expectEnvelope(await ownerA.client.put(`/x-users/${ownerB.id}`, { Alias: 'x' }), 403);
+    expect(await rowCounts(gw)).toEqual(before);
+  });
+
+  it('see only their own provider keys and configuration', async () => {
+    const keys = await ownerB.client.get('/x-keys');
+    expect(keys.status).toBe(200);
+    expect(keys.body).toEqual([]);
+    expect(keys.headers.get('x-total-count')).toBe('0');
+    expectEnvelope(await ownerB.client.get(`/x-keys/${rootKeyId}`), 404);
+    const config = await ownerB.client.get('/x-config');
+    expect(config.body.oid).toBe(ownerB.id);
+    expect(Object.values(config.body.configs).every((v) => v === '')).toBe(true);
+    expect((await gw.root.get('/x-config')).body.configs.MODEL_MAPPER).toBe('gpt-4=gpt-4o');
+    const before = await rowCounts(gw);
+    expectEnvelope(await ownerB.client.delete(`/x-keys/${rootKeyId}`), 404);
+    expect(await rowCounts(gw)).toEqual(before);
+    expect((await gw.root.get(`/x-keys/${rootKeyId}`)).body).toHaveLength(1);
+    // And a user of a tenant is no Owner at all.
+    expectEnvelope(await userA.client.get('/x-keys'), 403);
+  });
+
+  it('get their own LEVEL_MAPPER completed when they add a standard provider key', async () => {
+    const before = (await gw.root.get('/x-config')).body.configs.LEVEL_MAPPER;
+    const r = await ownerB.client.post('/x-keys', { Level: 3, Provider: 'https://api.anthropic.com', SecretKey: SECRET, Status: true });
+    expect(r.status).toBe(201);
+    expect(r.body.LevelMapper).toBe('claude-*=3');
+    expect((await ownerB.client.get('/x-conf')).body.LevelMapper).toEqual({ 'claude-*': 3 });
+    expect((await gw.root.get('/x-config')).body.configs.LEVEL_MAPPER).toBe(before);
+    expect((await ownerB.client.delete(`/x-keys/${r.body.Key.ID}`)).status).toBe(200);
+  });
+
+  it('move a subtree between tenants on promotion and demotion (Root only, direct children only)', async () => {
+    const reseller = await make(gw, gw.root, { CreditGranted: 50 });
+    const below = await make(gw, reseller.client, { CreditGranted: 3 });
+    expectEnvelope(await gw.root.put(`/x-users/${below.id}`, { Role: 'owner' }), 400);
+    expectEnvelope(await ownerA.client.put(`/x-users/${userA.id}`, { Role: 'owner' }), 403);
+    const promoted = await gw.root.put(`/x-users/${reseller.id}`, { Role: 'owner' });
+    expect(promoted.body.User).toMatchObject({ Role: 'owner', OwnerID: reseller.id });
+    expect((await gw.root.get(`/x-users/${below.id}`)).body[0].OwnerID).toBe(reseller.id);
+    // The caches follow at once: the new Owner reaches Owner endpoints with its tenant.
+    expect((await reseller.client.get('/x-config')).body.oid).toBe(reseller.id);
+
+    await reseller.client.post('/x-keys', { Level: 1, Provider: 'https://api.example.com', SecretKey: SECRET });
+    expect(expectEnvelope(await gw.root.put(`/x-users/${reseller.id}`, { Role: 'user' }), 409).code).toBe('owner_has_configuration');
+    const keyId = (await reseller.client.get('/x-keys')).body[0].ID;
+    await reseller.client.delete(`/x-keys/${keyId}`);
+    const demoted = await gw.root.put(`/x-users/${reseller.id}`, { Role: 'user' });
+    expect(demoted.body.User).toMatchObject({ Role: 'user', OwnerID: 1 });
+    expect((await gw.root.get(`/x-users/${below.id}`)).body[0].OwnerID).toBe(1);
+    expectEnvelope(await reseller.client.get('/x-config'), 403);
+  });
+
+  it('are deleted with their provider keys and configuration once they have no accounts', async () => {
+    const owner = await make(gw, gw.root, { Role: 'owner', CreditGranted: 0 });
+    const sub = await make(gw, owner.client, { CreditGranted: 2 });
+    await owner.client.post('/x-keys', { Level: 1, Provider: 'https://api.example.com', SecretKey: SECRET });
+    await owner.client.put('/x-config', { MODEL_MAPPER: 'a=b' });
+    expectEnvelope(await gw.root.delete(`/x-users/${owner.id}`), 409);
+    await owner.client.delete(`/x-users/${sub.id}`);
+    const before = await rowCounts(gw);
+    expect((await gw.root.delete(`/x-users/${owner.id}`)).status).toBe(200);
+    expect((await rowCounts(gw)).accounts).toBe(before.accounts - 1);
+    const left = await gw.gateway.database.rows<{ n: number }>(
+      sql`select (select count(*) from provider_keys where owner_id = ${owner.id}) + (select count(*) from owner_configs where owner_id = ${owner.id}) as n`);
+    expect(Number(left[0].n)).toBe(0);
+  });
+});
+
+describe('TENANCY=single', () => {
+  it('refuses the owner Role on create and update (Root is the one Owner)', async () => {
+    const single = await startTestGateway();
+    try {
+      expect(expectEnvelope(await single.root.post('/x-users', { ...fresh(), CreditGranted: 2, Role: 'owner' }), 400).code).toBe('single_tenancy');
+      const u = await make(single, single.root);
+      expect(expectEnvelope(await single.root.put(`/x-users/${u.id}`, { Role: 'owner' }), 400).code).toBe('single_tenancy');
+    } finally {
+      await single.close();
+    }
+  });
+});

@@ -1,0 +1,49 @@
+import type { ModelList } from '../../../contract/dashboard/schemas';
+import type { OwnerRouting } from '../../state/owner-config/store';
+import { DEFAULT_CHAT_PRICES } from '../../domain/pricing/default-prices';
+import { parseModelMapper, type PatternEntry } from '../../domain/mapping/mappers';
+import { parseAllowModels } from '../../domain/access/allow-lists';
+
+const FAMILIES: [RegExp, string][] = [
+  [/^(gpt-|o\d|chatgpt-|text-embedding-3|text-embedding-ada|dall-e|whisper|tts-|omni-moderation|davinci|babbage)/, 'openai'],
+  [/^claude/, 'anthropic'],
+  [/^(gemini|gemma|text-embedding-004|imagen)/, 'google'],
+  [/^deepseek/, 'deepseek'],
+  [/^(mistral|codestral|ministral|pixtral|magistral)/, 'mistral'],
+  [/^grok/, 'xai'],
+  [/^(command|embed-|rerank-)/, 'cohere'],
+  [/^sonar/, 'perplexity'],
+];
+
+const familyOf = (model: string) => FAMILIES.find(([re]) => re.test(model))?.[1];
+const exact = (p: string) => !p.includes('*');
+
+/**
+ * The models a caller may name: the default price table, the Owner's PRICING overrides, and
+ * the exact (wildcard-free) names of the Owner's MODEL_MAPPER (both sides), LEVEL_MAPPER and
+ * the account's own ModelMapper; then narrowed by the account's AllowModels, read exactly as the
+ * proxy reads it. `owned_by` is the provider family, or the family of the model an alias maps
+ * to, or `system`.
+ */
+export function visibleModels(routing: OwnerRouting, account: { modelMapper: string; allowModels: string }): ModelList {
+  let own: PatternEntry<string>[] = [];
+  try { own = parseModelMapper(account.modelMapper); } catch { /* validated on write; a bad legacy value adds nothing */ }
+  const target = new Map<string, string>();
+  const names = new Set<string>(Object.keys(DEFAULT_CHAT_PRICES));
+  for (const section of Object.values(routing.pricing)) for (const model of Object.keys(section ?? {})) names.add(model);
+  for (const e of [...routing.modelMapperEntries, ...own]) {
+    names.add(e.value);
+    if (exact(e.pattern)) {
+      names.add(e.pattern);
+      target.set(e.pattern, e.value);
+    }
+  }
+  for (const e of routing.levelMapperEntries) if (exact(e.pattern)) names.add(e.pattern);
+  const allowed = parseAllowModels(account.allowModels);
+  const data = [...names].filter((m) => exact(m) && allowed.allows(m)).sort().map((id) => ({
+    id,
+    object: 'model' as const,
+    owned_by: familyOf(id) ?? familyOf(target.get(id) ?? '') ?? 'system',
+  }));
+  return { object: 'list', data };
+}

@@ -1,0 +1,68 @@
+import { and, asc, eq, gt } from 'drizzle-orm';
+import type { Actor } from '../../../contract/services';
+import type { DashboardService } from '../../../contract/dashboard/service';
+import type { LogQuery, UserLive } from '../../../contract/dashboard/schemas';
+import { ApiError, forbidden } from '../../../contract/errors';
+import type { Db } from '../../adapters/storage/database';
+import { accounts, creditGrants } from '../../adapters/storage/schema';
+import { activeGrants } from '../../state/credits/ledger';
+import type { AccountRow } from '../../state/accounts/account-cache';
+import type { OwnerConfigStore } from '../../state/owner-config/store';
+import type { UsageSink } from '../../domain/usage/types';
+import { findAccount, parseSingleIdentifier } from '../accounts/identifiers';
+import { asUserParam } from '../billing/user-filter';
+import { liveUsage, toUserInfo } from './user-info';
+import { readLogs } from './logs';
+import { visibleModels } from './models';
+
+type Card = typeof creditGrants.$inferSelect;
+
+export class Dashboard implements DashboardService {
+  constructor(private readonly db: Db, private readonly usage: UsageSink, private readonly config: OwnerConfigStore) {}
+
+  private async account(id: number): Promise<AccountRow> {
+    const [row] = await this.db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
+    if (!row) throw gone();
+    return row;
+  }
+
+  /** The account and its unexpired cards (earliest expiry first) in one read: the polled path. */
+  private async withCards(id: number): Promise<{ row: AccountRow; cards: Card[] }> {
+    const rows = await this.db.select({ account: accounts, card: creditGrants }).from(accounts)
+      .leftJoin(creditGrants, and(eq(creditGrants.accountId, accounts.id), gt(creditGrants.expiresAt, new Date())))
+      .where(eq(accounts.id, id))
+      .orderBy(asc(creditGrants.expiresAt), asc(creditGrants.id));
+    if (!rows.length) throw gone();
+    return { row: rows[0].account, cards: rows.flatMap((r) => (r.card ? [r.card] : [])) };
+  }
+
+  async info({ caller }: Actor) {
+    const { row, cards } = await this.withCards(caller.id);
+    return toUserInfo(row, cards, this.usage.pendingCredit(row.id));
+  }
+
+  async live({ caller }: Actor): Promise<UserLive> {
+    const [{ row, cards }, usage] = await Promise.all([this.withCards(caller.id), liveUsage(this.db, caller.id)]);
+    return { ...toUserInfo(row, cards, this.usage.pendingCredit(row.id)), ...usage };
+  }
+
+  logs({ caller }: Actor, query: LogQuery) {
+    return readLogs(this.db, caller, query);
+  }
+
+  async models({ caller }: Actor) {
+    const [row, routing] = await Promise.all([this.account(caller.id), this.config.routing(caller.ownerId)]);
+    return visibleModels(routing, row);
+  }
+
+  /** The Owner's own tree only (itself included); another tenant's account is out of scope. */
+  async userInfo({ caller }: Actor, user: string): Promise<UserLive> {
+    const row = await findAccount(this.db, asUserParam(() => parseSingleIdentifier(user, 'user')));
+    if (!row.dna.startsWith(caller.dna)) throw forbidden(`Account #${row.id} is outside your account tree`);
+    const [cards, usage] = await Promise.all([activeGrants(this.db, row.id), liveUsage(this.db, row.id)]);
+    return { ...toUserInfo(row, cards, this.usage.pendingCredit(row.id)), ...usage };
+  }
+}
+
+/** Authenticated a moment ago: gone now means deleted in between. */
+const gone = () => new ApiError(401, 'This account no longer exists', 'invalid_api_key');

@@ -1,0 +1,47 @@
+import type { ProviderKey } from '../../../contract/keys/schemas';
+import type { providerKeys } from '../../adapters/storage/schema';
+
+export type ProviderKeyRow = typeof providerKeys.$inferSelect;
+
+/** The API view of a stored key: no SecretKey, no private key, only a 4-character hint. */
+export function toProviderKey(row: ProviderKeyRow, sleepingUntil: number | null): ProviderKey {
+  const config = { ...row.config } as Record<string, unknown>;
+  if (config.provider_type === 'vertex') config.private_key_set = row.configSecretCipher !== null;
+  return {
+    ID: row.id,
+    Name: row.name,
+    Level: row.level,
+    Provider: row.provider,
+    Status: row.status,
+    config: config as ProviderKey['config'],
+    SecretHint: row.secretHint,
+    Sleeping: sleepingUntil !== null,
+    SleepUntil: sleepingUntil !== null ? new Date(sleepingUntil).toISOString() : null,
+    DisabledReason: row.disabledReason,
+    CreatedAt: row.createdAt.toISOString(),
+    UpdatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** `https://api.openai.com/` → `https://api.openai.com`; the host is kept for `/x-keys/{host}`. */
+export function normalizeProvider(url: string): { provider: string; host: string } {
+  const u = new URL(url);
+  return { provider: url.replace(/\/+$/, ''), host: u.host.toLowerCase() };
+}
+
+/** The model family a standard provider serves first, for the automatic LEVEL_MAPPER entry. */
+const FAMILIES: [RegExp, string][] = [
+  [/(^|\.)openai\.com$/, 'gpt-*'],
+  [/(^|\.)anthropic\.com$/, 'claude-*'],
+  [/(^|\.)googleapis\.com$/, 'gemini-*'],
+  [/(^|\.)deepseek\.com$/, 'deepseek-*'],
+  [/(^|\.)mistral\.ai$/, 'mistral-*'],
+  [/(^|\.)x\.ai$/, 'grok-*'],
+  [/(^|\.)cohere\.(com|ai)$/, 'command-*'],
+  [/(^|\.)perplexity\.ai$/, 'sonar*'],
+];
+
+export function modelFamilyOf(host: string): string | undefined {
+  const bare = host.replace(/:\d+$/, '');
+  return FAMILIES.find(([re]) => re.test(bare))?.[1];
+}

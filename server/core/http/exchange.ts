@@ -1,0 +1,144 @@
+import type { HttpRequest, HttpResponse } from './uws';
+import { errorType, defaultCode } from '../../../contract/errors';
+
+const decoder = new TextDecoder();
+
+export class BodyTooLargeError extends Error {}
+
+/**
+ * One HTTP request/response pair on uWS. Everything is read from the HttpRequest up front,
+ * because uWS invalidates it as soon as the handler returns or awaits.
+ */
+export class Exchange {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly headers: Record<string, string> = {};
+  private remoteIp: string | undefined;
+  aborted = false;
+  finished = false;
+  private abortListeners: (() => void)[] = [];
+  private bodyPromise: Promise<Buffer> | undefined;
+
+  /**
+   * `headerNames` (lower case) limits the headers read to those the route uses: a hot route
+   * then skips copying every header a client SDK sends. A repeated header keeps its first value.
+   */
+  constructor(readonly res: HttpResponse, req: HttpRequest, readonly maxBodyBytes: number, headerNames?: readonly string[]) {
+    this.method = req.getCaseSensitiveMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.query = req.getQuery() ?? '';
+    if (headerNames) {
+      for (const name of headerNames) {
+        const v = req.getHeader(name);
+        if (v !== '') this.headers[name] = v;
+      }
+    } else {
+      req.forEach((k, v) => {
+        this.headers[k] = this.headers[k] === undefined ? v : `${this.headers[k]}, ${v}`;
+      });
+    }
+    res.onAborted(() => {
+      this.aborted = true;
+      for (const l of this.abortListeners) l();
+    });
+    if (this.hasBody()) this.bodyPromise = this.collectBody();
+  }
+
+  onAbort(listener: () => void): void {
+    if (this.aborted) listener();
+    else this.abortListeners.push(listener);
+  }
+
+  /** The peer's address, read when first asked for (most requests never need it); '' once the client left. */
+  get ip(): string {
+    if (this.remoteIp === undefined) {
+      if (this.aborted) return '';
+      const ip = decoder.decode(this.res.getRemoteAddressAsText());
+      this.remoteIp = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+    }
+    return this.remoteIp;
+  }
+
+  get url(): string {
+    return this.query ? `${this.path}?${this.query}` : this.path;
+  }
+
+  private hasBody(): boolean {
+    const te = this.headers['transfer-encoding'];
+    if (te && te.toLowerCase() !== 'identity') return true;
+    const len = this.headers['content-length'];
+    return len !== undefined && len !== '0';
+  }
+
+  /** The request body; empty when none was sent. Rejects with BodyTooLargeError past the limit. */
+  body(): Promise<Buffer> {
+    return this.bodyPromise ?? Promise.resolve(Buffer.alloc(0));
+  }
+
+  private collectBody(): Promise<Buffer> {
+    const declared = Number(this.headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.maxBodyBytes) {
+      // Register a sink anyway: uWS wants onData before the handler returns.
+      this.res.onData(() => {});
+      return Promise.reject(new BodyTooLargeError());
+    }
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let failed = false;
+      this.res.onData((chunk, isLast) => {
+        if (failed) return;
+        size += chunk.byteLength;
+        if (size > this.maxBodyBytes) {
+          failed = true;
+          reject(new BodyTooLargeError());
+          return;
+        }
+        // Copy: uWS detaches the ArrayBuffer when this callback returns.
+        chunks.push(Buffer.from(new Uint8Array(chunk)));
+        if (isLast) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      });
+    });
+  }
+
+  /** Writes a whole response in one corked batch; a no-op once the client went away. */
+  send(status: number, headers: Record<string, string>, body: string | Uint8Array): void {
+    if (this.aborted || this.finished) return;
+    this.finished = true;
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status));
+      for (const k in headers) this.res.writeHeader(k, headers[k]);
+      this.res.end(body);
+    });
+  }
+
+  sendJson(status: number, body: unknown, headers: Record<string, string> = {}): void {
+    this.send(status, { 'content-type': 'application/json', ...headers }, JSON.stringify(body));
+  }
+
+  sendError(status: number, message: string, code?: string, headers: Record<string, string> = {}): void {
+    this.sendJson(status, errorEnvelope(status, message, code), headers);
+  }
+}
+
+export function errorEnvelope(status: number, message: string, code?: string) {
+  return { error: { message, type: errorType(status), code: code ?? defaultCode(status) } };
+}
+
+const reasons: Record<number, string> = {
+  200: 'OK', 201: 'Created', 204: 'No Content', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized',
+  402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout',
+  409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
+  429: 'Too Many Requests', 499: 'Client Closed Request', 500: 'Internal Server Error', 502: 'Bad Gateway',
+  503: 'Service Unavailable', 504: 'Gateway Timeout',
+};
+const statusLines = new Map<number, string>();
+export function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (!line) {
+    line = `${status} ${reasons[status] ?? 'Status'}`;
+    statusLines.set(status, line);
+  }
+  return line;
+}

@@ -1,0 +1,136 @@
+import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
+import type { AnyRouter } from '@trpc/server';
+import type { RequestContext } from '../../../contract/trpc';
+import { defaultCode } from '../../../contract/errors';
+import { BodyTooLargeError, errorEnvelope, type Exchange } from './exchange';
+import type { Logger } from '../log';
+import { errorFields } from '../log';
+import { lockBodyCoercion } from './coercion';
+import { isDatabaseUnavailable, PG_UNIQUE_VIOLATION, sqlStateOf } from '../../adapters/storage/errors';
+
+interface ZodIssueLike { path?: (string | number)[]; message: string; code?: string; keys?: string[] }
+type Ctx = RequestContext & { failure?: unknown };
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Serves the contract's REST paths through trpc-to-openapi on uWS. The library gets a cheap
+ * Request look-alike with the body already parsed, and a response stub that writes to uWS,
+ * so it never builds Node streams; its error bodies are rewritten into our envelope.
+ */
+export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange) => RequestContext, log: Logger) {
+  lockBodyCoercion(router);
+  const handler = createOpenApiNodeHttpHandler({
+    router,
+    createContext: ({ req }: any) => req.switchyardContext,
+    responseMeta: ({ ctx, errors }: any) => ({
+      status: errors.length ? undefined : ctx?.response.status,
+      headers: ctx ? Object.fromEntries(ctx.resHeaders) : {},
+    }),
+    onError: ({ error, ctx }: any) => {
+      if (ctx) ctx.failure = error;
+      if (error.code === 'INTERNAL_SERVER_ERROR') log.error('request_failed', errorFields(error.cause ?? error));
+    },
+  } as any) as unknown as (req: unknown, res: unknown) => Promise<void>;
+
+  return async function serveRest(ex: Exchange): Promise<void> {
+    let raw: Buffer;
+    try {
+      raw = await ex.body();
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return ex.sendError(413, `Request body exceeds ${ex.maxBodyBytes} bytes`);
+      throw err;
+    }
+    let parsed: unknown;
+    if (raw.length > 0) {
+      const type = ex.headers['content-type'] ?? '';
+      if (!/^application\/json\b/i.test(type)) {
+        return ex.sendError(415, type ? `Unsupported content-type "${type}"; send application/json` : 'Missing content-type header; send application/json');
+      }
+      try {
+        parsed = JSON.parse(raw.toString('utf8'));
+      } catch (err) {
+        return ex.sendError(400, `Malformed JSON body: ${(err as Error).message}`, 'invalid_json');
+      }
+    }
+    // Every body of the API is a JSON object; the library would spread an array or a string into one.
+    if (parsed !== undefined && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))) {
+      return ex.sendError(400, 'body: must be a JSON object', 'invalid_request');
+    }
+    const ctx: Ctx = { ...makeContext(ex), transport: 'rest' };
+    const ac = new AbortController();
+    ex.onAbort(() => ac.abort());
+    const headers = new Headers();
+    for (const k in ex.headers) headers.set(k, ex.headers[k]);
+    if (BODY_METHODS.has(ex.method) && raw.length === 0 && ex.method !== 'DELETE') headers.set('content-type', 'application/json');
+    const props: PropertyDescriptorMap = {
+      method: { value: ex.method },
+      url: { value: ex.url },
+      headers: { value: headers },
+      signal: { value: ac.signal },
+      body: { value: parsed },
+      switchyardContext: { value: ctx },
+    };
+    // trpc-to-openapi reads DELETE input from the query string only; the spec sends
+    // `DELETE /x-config {"keys":[...]}`, so a JSON object body joins the query parameters.
+    if (ex.method === 'DELETE' && parsed !== undefined) {
+      const query: Record<string, unknown> = {};
+      new URLSearchParams(ex.query).forEach((v, k) => { (query[k] ??= [] as string[]) && (query[k] as string[]).push(v); });
+      props.query = { value: { ...query, ...(parsed as object) } };
+    }
+    const req = Object.create(Request.prototype, props);
+    await new Promise<void>((resolve) => {
+      const res = {
+        statusCode: 200,
+        headers: {} as Record<string, string>,
+        setHeader(k: string, v: string | number) { this.headers[k.toLowerCase()] = String(v); },
+        getHeader(k: string) { return this.headers[k.toLowerCase()]; },
+        end(body?: string) {
+          resolve();
+          if (this.statusCode >= 400) {
+            const env = toEnvelope(this.statusCode, body, ctx.failure);
+            return ex.sendJson(env.status, env.body, { ...withoutContentType(this.headers), ...env.headers });
+          }
+          ex.send(this.statusCode, this.headers, body ?? '');
+        },
+      };
+      handler(req, res).catch((err) => {
+        log.error('rest_handler_crashed', errorFields(err));
+        ex.sendError(500, 'Internal server error');
+        resolve();
+      });
+    });
+  };
+}
+
+function withoutContentType(h: Record<string, string>): Record<string, string> {
+  const { 'content-type': _, ...rest } = h;
+  return rest;
+}
+
+function toEnvelope(status: number, body: string | undefined, failure: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
+  let shape: { message?: string; issues?: ZodIssueLike[]; data?: { apiCode?: string } } = {};
+  try { shape = body ? JSON.parse(body) : {}; } catch { /* keep defaults */ }
+  if (status >= 500 && sqlStateOf(failure) === PG_UNIQUE_VIOLATION) {
+    return { status: 409, body: errorEnvelope(409, 'A record with the same unique value already exists', 'duplicate') };
+  }
+  if (status >= 500 && isDatabaseUnavailable(failure)) {
+    return { status: 503, body: errorEnvelope(503, 'The database is unavailable; retry shortly', 'database_unavailable'), headers: { 'retry-after': '5' } };
+  }
+  if (status >= 500) return { status, body: errorEnvelope(status, 'Internal server error') };
+  if (shape.issues?.length) return { status: 400, body: errorEnvelope(400, describeIssues(shape.issues), 'invalid_request') };
+  if (status === 404 && shape.message === 'Not found') return { status, body: errorEnvelope(404, 'No such endpoint or method', 'unknown_endpoint') };
+  return { status, body: errorEnvelope(status, shape.message ?? 'Request failed', shape.data?.apiCode ?? defaultCode(status)) };
+}
+
+/** Names the offending field(s): `SecretKey: must be at least 20 characters`. */
+export function describeIssues(issues: ZodIssueLike[]): string {
+  return issues.slice(0, 5).map((i) => {
+    if (i.code === 'unrecognized_keys' && i.keys?.length) {
+      const where = i.path?.length ? ` in ${i.path.join('.')}` : '';
+      return `unknown field${i.keys.length > 1 ? 's' : ''}${where}: ${i.keys.join(', ')}`;
+    }
+    const field = i.path?.length ? i.path.join('.') : 'body';
+    return `${field}: ${i.message}`;
+  }).join('; ');
+}

@@ -1,0 +1,110 @@
+import type { TokenUsage } from '../../domain/pricing/cost';
+import type { WireFormat } from '../providers/types';
+
+const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+
+/**
+ * A provider's usage object in our terms. OpenAI chat and embeddings: prompt_tokens (cached
+ * included), completion_tokens (reasoning included). OpenAI responses: input_tokens,
+ * output_tokens with *_details. Anthropic: input_tokens excludes cache reads and writes, so
+ * the prompt is their sum.
+ */
+export function normalizeUsage(u: unknown, format: WireFormat): TokenUsage | null {
+  if (typeof u !== 'object' || u === null) return null;
+  const o = u as Record<string, any>;
+  if (format === 'anthropic') {
+    const cached = int(o.cache_read_input_tokens);
+    const cacheWrite = int(o.cache_creation_input_tokens);
+    return { prompt: int(o.input_tokens) + cached + cacheWrite, completion: int(o.output_tokens), reasoning: 0, cached, cacheWrite };
+  }
+  if ('prompt_tokens' in o || 'completion_tokens' in o) {
+    return {
+      prompt: int(o.prompt_tokens),
+      completion: int(o.completion_tokens),
+      reasoning: int(o.completion_tokens_details?.reasoning_tokens),
+      cached: int(o.prompt_tokens_details?.cached_tokens),
+      cacheWrite: 0,
+    };
+  }
+  if ('input_tokens' in o || 'output_tokens' in o) {
+    return {
+      prompt: int(o.input_tokens),
+      completion: int(o.output_tokens),
+      reasoning: int(o.output_tokens_details?.reasoning_tokens),
+      cached: int(o.input_tokens_details?.cached_tokens),
+      cacheWrite: 0,
+    };
+  }
+  return null;
+}
+
+const USAGE_KEY = Buffer.from('"usage"');
+
+/** Index of the `{` that opens a `"usage": {` object at or after `from`, or -1. */
+export function findUsageObject(buf: Buffer, from = 0, last = false): number {
+  let i = last ? buf.lastIndexOf(USAGE_KEY) : buf.indexOf(USAGE_KEY, from);
+  while (i !== -1) {
+    let j = i + USAGE_KEY.length;
+    while (j < buf.length && (buf[j] === 0x20 || buf[j] === 0x0a || buf[j] === 0x0d || buf[j] === 0x09)) j++;
+    if (buf[j] === 0x3a /* : */) {
+      j++;
+      while (j < buf.length && (buf[j] === 0x20 || buf[j] === 0x0a || buf[j] === 0x0d || buf[j] === 0x09)) j++;
+      if (buf[j] === 0x7b /* { */) return j;
+    }
+    i = last ? (i === 0 ? -1 : buf.lastIndexOf(USAGE_KEY, i - 1)) : buf.indexOf(USAGE_KEY, i + 1);
+  }
+  return -1;
+}
+
+/** The JSON object starting at `start` (a `{`), found by matching braces outside strings. */
+export function sliceObject(buf: Buffer, start: number): Buffer | null {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < buf.length; i++) {
+    const c = buf[i];
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b) depth++;
+    else if (c === 0x7d /* } */ && --depth === 0) return buf.subarray(start, i + 1);
+  }
+  return null;
+}
+
+/**
+ * Usage of a whole (non-streamed) answer. The usage object sits at the end of the answer
+ * (`"usage"` in that exact form cannot occur inside a JSON string), so only it is parsed,
+ * not the whole body; a full parse is the fallback.
+ */
+export function usageFromBody(body: Buffer, format: WireFormat): TokenUsage | null {
+  const at = findUsageObject(body, 0, true);
+  if (at !== -1) {
+    const obj = sliceObject(body, at);
+    if (obj) {
+      try { return normalizeUsage(JSON.parse(obj.toString('utf8')), format); } catch { /* fall back */ }
+    }
+  }
+  try {
+    const doc = JSON.parse(body.toString('utf8'));
+    return normalizeUsage(doc?.usage ?? doc?.response?.usage, format);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What a cut stream is billed for when its usage never arrived: the prompt estimated at four
+ * bytes of request per token, the completion at one token per delivered event.
+ */
+export function estimateUsage(partial: TokenUsage | null, requestBytes: number, deliveredEvents: number): TokenUsage {
+  return {
+    prompt: partial?.prompt || Math.ceil(requestBytes / 4),
+    completion: Math.max(partial?.completion ?? 0, deliveredEvents),
+    reasoning: partial?.reasoning ?? 0,
+    cached: partial?.cached ?? 0,
+    cacheWrite: partial?.cacheWrite ?? 0,
+  };
+}
+
+export const totalTokens = (u: TokenUsage) => u.prompt + u.completion;

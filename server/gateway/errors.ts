@@ -1,0 +1,47 @@
+import { defaultCode, errorType } from '../../contract/errors';
+import type { Exchange } from '../core/http/exchange';
+
+/** Anthropic's error `type` for a status, so the Anthropic SDK raises its matching class. */
+function anthropicType(status: number): string {
+  switch (status) {
+    case 400: case 413: case 415: case 422: return status === 413 ? 'request_too_large' : 'invalid_request_error';
+    case 401: return 'authentication_error';
+    case 402: return 'billing_error';
+    case 403: return 'permission_error';
+    case 404: return 'not_found_error';
+    case 429: return 'rate_limit_error';
+    case 503: case 529: return 'overloaded_error';
+    case 504: return 'timeout_error';
+    default: return 'api_error';
+  }
+}
+
+/**
+ * The error body of the proxy: the gateway's envelope `{"error":{"message","type","code"}}`
+ * on the OpenAI-format routes, Anthropic's `{"type":"error","error":{"type","message"}}`
+ * (plus our `code`) on `/v1/messages`, so each SDK raises its own error classes.
+ */
+export function proxyErrorBody(anthropic: boolean, status: number, message: string, code?: string): string {
+  const c = code ?? defaultCode(status);
+  return anthropic
+    ? JSON.stringify({ type: 'error', error: { type: anthropicType(status), message, code: c } })
+    : JSON.stringify({ error: { message, type: errorType(status), code: c } });
+}
+
+export function sendProxyError(ex: Exchange, anthropic: boolean, status: number, message: string, code?: string, headers?: Record<string, string>): void {
+  const h = headers ? { 'content-type': 'application/json', ...headers } : JSON_HEADERS;
+  ex.send(status, h, proxyErrorBody(anthropic, status, message, code));
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/**
+ * The SSE event that ends a stream the upstream cut or stalled after the first byte. Both
+ * SDKs raise on it: OpenAI's on any event whose data has `error`, Anthropic's on `event: error`.
+ */
+export function streamErrorEvent(anthropic: boolean, message: string): Buffer {
+  const body = anthropic
+    ? { type: 'error', error: { type: 'api_error', message, code: 'stream_interrupted' } }
+    : { error: { message, type: 'server_error', code: 'stream_interrupted' } };
+  return Buffer.from(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
+}

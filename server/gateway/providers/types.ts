@@ -1,0 +1,86 @@
+import type { PooledKey } from '../../state/provider-keys/key-pool';
+
+/** The client-facing endpoints the proxy serves. */
+export type Endpoint = 'chat' | 'responses' | 'embeddings' | 'messages';
+
+/** The wire format an upstream answers in, which decides how usage is read. */
+export type WireFormat = 'openai' | 'anthropic';
+
+/** What a provider kind needs to know about one upstream call. */
+export interface CallInfo {
+  endpoint: Endpoint;
+  /** The model to route (after mapping or failover). */
+  model: string;
+  /** The client's request headers (lower-case names). */
+  headers: Record<string, string>;
+}
+
+/** One upstream request, as a provider kind maps it. */
+export interface UpstreamTarget {
+  /** `https://host:port` */
+  origin: string;
+  /** Path and query. */
+  path: string;
+  headers: Record<string, string>;
+  /** The model name the upstream expects, when it differs from the routed one. */
+  model?: string;
+  format: WireFormat;
+}
+
+/** A key that cannot serve this call (wrong endpoint, no deployment): try the next one. */
+export interface Skip {
+  skip: string;
+}
+
+export type Prepared = UpstreamTarget | Skip;
+
+export const isSkip = (p: Prepared): p is Skip => (p as Skip).skip !== undefined;
+
+/**
+ * An upstream provider kind (`config.provider_type`): how a routed call becomes an upstream
+ * request for one provider key. Answers come back in the OpenAI or Anthropic wire format.
+ */
+export interface ProviderKind {
+  readonly type: string;
+  prepare(key: PooledKey, call: CallInfo): Prepared | Promise<Prepared>;
+  /**
+   * After an upstream 401: drops derived credentials (an access token) and says whether the
+   * key deserves one more try with fresh ones before it is disabled.
+   */
+  renewCredentials?(key: PooledKey): boolean;
+}
+
+/**
+ * A failure before the upstream answered the call itself (e.g. a token exchange), with how
+ * the proxy should treat the key: `auth` disables it, `retryable` tries the next key.
+ */
+export class UpstreamSetupError extends Error {
+  constructor(readonly kind: 'auth' | 'retryable', message: string, readonly status?: number) {
+    super(message);
+  }
+}
+
+/** `https://host/base/` → origin and base path (no trailing slash), computed once per key. */
+export interface KeyBase {
+  origin: string;
+  basePath: string;
+  host: string;
+}
+
+const bases = new WeakMap<PooledKey, KeyBase>();
+
+/** The key's Provider URL split once; PooledKey objects are rebuilt on reload, so this stays right. */
+export function keyBase(key: PooledKey): KeyBase {
+  let b = bases.get(key);
+  if (!b) {
+    const u = new URL(key.provider);
+    b = { origin: u.origin, basePath: u.pathname.replace(/\/+$/, ''), host: u.hostname.toLowerCase() };
+    bases.set(key, b);
+  }
+  return b;
+}
+
+/** A Provider URL that already ends in `/v1` (e.g. `https://api.groq.com/openai/v1`) gets no second one. */
+export function versioned(basePath: string, rest: string): string {
+  return /\/v1$/.test(basePath) ? `${basePath}${rest}` : `${basePath}/v1${rest}`;
+}

@@ -1,0 +1,98 @@
+import { and, eq, inArray } from 'drizzle-orm';
+import type { ConfigKey } from '../../../contract/config/schemas';
+import type { Db, Tx } from '../../adapters/storage/database';
+import { ownerConfigs } from '../../adapters/storage/schema';
+import { PatternTable, parseLevelMapper, parseModelFailover, parseModelMapper, parseResources, parseSwitchOver, type PatternEntry } from '../../domain/mapping/mappers';
+import { parseModelLimitsJson, type ModelLimitMap } from '../../domain/mapping/model-limits';
+import { parsePricing, type PricingOverrides } from '../../domain/pricing/overrides';
+
+/** An Owner's configuration parsed once per change, as the proxy's hot path reads it. */
+export interface OwnerRouting {
+  modelMapperEntries: PatternEntry<string>[];
+  modelMapper: PatternTable<string>;
+  levelMapperEntries: PatternEntry<number>[];
+  levelMapper: PatternTable<number>;
+  failoverEntries: PatternEntry<string[]>[];
+  failover: PatternTable<string[]>;
+  switchOver: Map<number, number>;
+  resources: string[];
+  modelLimits: ModelLimitMap;
+  pricing: PricingOverrides;
+}
+
+type Listener = (ownerId: number) => void;
+
+/**
+ * Owner configuration (`/x-config` keys) with an in-memory copy per Owner. Writes go through a
+ * caller's transaction; `refresh` after commit reloads the copy and tells listeners.
+ */
+export class OwnerConfigStore {
+  private raw = new Map<number, Map<string, string>>();
+  private parsed = new Map<number, OwnerRouting>();
+  private listeners: Listener[] = [];
+
+  constructor(private readonly db: Db) {}
+
+  onChange(l: Listener): void {
+    this.listeners.push(l);
+  }
+
+  async values(ownerId: number): Promise<Map<string, string>> {
+    let m = this.raw.get(ownerId);
+    if (!m) {
+      const rows = await this.db.select().from(ownerConfigs).where(eq(ownerConfigs.ownerId, ownerId));
+      m = new Map(rows.map((r) => [r.key, r.value]));
+      this.raw.set(ownerId, m);
+    }
+    return m;
+  }
+
+  async routing(ownerId: number): Promise<OwnerRouting> {
+    return this.parsed.get(ownerId) ?? this.build(ownerId, await this.values(ownerId));
+  }
+
+  /** Synchronous read for the hot path; undefined until the Owner's config was loaded once. */
+  peekRouting(ownerId: number): OwnerRouting | undefined {
+    return this.parsed.get(ownerId);
+  }
+
+  private build(ownerId: number, v: Map<string, string>): OwnerRouting {
+    // Values were validated on write; parse leniently so one bad legacy row cannot stop routing.
+    const safe = <T>(fn: () => T, fallback: T) => { try { return fn(); } catch { return fallback; } };
+    const modelMapperEntries = safe(() => parseModelMapper(v.get('MODEL_MAPPER') ?? ''), []);
+    const levelMapperEntries = safe(() => parseLevelMapper(v.get('LEVEL_MAPPER') ?? ''), []);
+    const failoverEntries = safe(() => parseModelFailover(v.get('MODEL_FAILOVER') ?? ''), []);
+    const routing: OwnerRouting = {
+      modelMapperEntries,
+      modelMapper: new PatternTable(modelMapperEntries),
+      levelMapperEntries,
+      levelMapper: new PatternTable(levelMapperEntries),
+      failoverEntries,
+      failover: new PatternTable(failoverEntries),
+      switchOver: safe(() => parseSwitchOver(v.get('SWITCH_OVER') ?? ''), new Map()),
+      resources: safe(() => parseResources(v.get('RESOURCES') ?? ''), []),
+      modelLimits: safe(() => parseModelLimitsJson(v.get('MODEL_LIMITS') ?? ''), {}),
+      pricing: safe(() => parsePricing(v.get('PRICING') ?? ''), {}),
+    };
+    this.parsed.set(ownerId, routing);
+    return routing;
+  }
+
+  /** Sets (string) or removes (null) keys inside `tx`. Call `refresh` once it committed. */
+  async write(tx: Tx, ownerId: number, changes: Partial<Record<ConfigKey, string | null>>): Promise<void> {
+    const remove = Object.entries(changes).filter(([, v]) => v === null).map(([k]) => k);
+    const set = Object.entries(changes).filter(([, v]) => typeof v === 'string') as [string, string][];
+    if (remove.length) await tx.delete(ownerConfigs).where(and(eq(ownerConfigs.ownerId, ownerId), inArray(ownerConfigs.key, remove)));
+    for (const [key, value] of set) {
+      await tx.insert(ownerConfigs).values({ ownerId, key, value })
+        .onConflictDoUpdate({ target: [ownerConfigs.ownerId, ownerConfigs.key], set: { value, updatedAt: new Date() } });
+    }
+  }
+
+  async refresh(ownerId: number): Promise<void> {
+    this.raw.delete(ownerId);
+    this.parsed.delete(ownerId);
+    await this.routing(ownerId);
+    for (const l of this.listeners) l(ownerId);
+  }
+}
