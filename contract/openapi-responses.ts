@@ -8,7 +8,7 @@ export const SECURITY_SCHEME = 'bearerAuth';
 
 const errorRef = { $ref: `#/components/schemas/${ERROR_SCHEMA}` };
 
-/** The envelope every error answers with (boot.md); replaces trpc-to-openapi's `error.*` schemas, which describe tRPC's body, not ours. */
+/** The envelope every error answers with (docs/decisions.md, Wire and errors); replaces trpc-to-openapi's `error.*` schemas, which describe tRPC's body, not ours. */
 export const errorSchemas: Record<string, Schema> = {
   [ERROR_SCHEMA]: {
     type: 'object',

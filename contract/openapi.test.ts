@@ -1,15 +1,10 @@
-import { readFileSync, existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { appRouter } from './index';
 import { AREA_TAGS, buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { routeFacts, routeKey, type RouteFacts } from './openapi-routes';
 import { operations, type Operation, type Schema } from './openapi-types';
-
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const specFile = path.resolve(repo, '..', 'shared', 'spec', 'admin-api.md');
+import { ANTHROPIC_ERROR_SCHEMA, API_KEY_HEADER_SCHEME, PROXY_ROUTES, PROXY_TAG } from './openapi-proxy';
 
 let doc: OpenApiDocument;
 let facts: Map<string, RouteFacts>;
@@ -19,25 +14,25 @@ beforeAll(() => {
 });
 
 /**
- * Method+path pairs of the spec's Endpoints section: its tables (`| PUT or POST | \`/x-keys/{id}\` |`)
- * and inline forms (`\`GET /x-bill\``). Query strings are dropped.
+ * The administration API's endpoints, as integrators and the console rely on them. Adding or
+ * removing one is a change of the API: edit this list in the same commit.
  */
-function specEndpoints(markdown: string): { method: string; path: string }[] {
-  const section = markdown.split(/^## Endpoints$/m)[1]?.split(/^## /m)[0] ?? '';
-  const out: { method: string; path: string }[] = [];
-  const clean = (p: string) => p.split('?')[0];
-  for (const line of section.split('\n')) {
-    const cells = line.split('|').map((c) => c.trim());
-    const verbs = cells[1]?.match(/^(GET|POST|PUT|DELETE)( or (GET|POST|PUT|DELETE))*$/) ? cells[1].split(' or ') : null;
-    if (line.startsWith('|') && verbs) {
-      for (const m of cells[2].matchAll(/`(\/[^`]*)`/g)) for (const v of verbs) out.push({ method: v.toLowerCase(), path: clean(m[1]) });
-      continue;
-    }
-    for (const m of line.matchAll(/`(GET|POST|PUT|DELETE) (\/[^`\s]*)`/g)) out.push({ method: m[1].toLowerCase(), path: clean(m[2]) });
-  }
-  return out;
-}
+const ADMIN_ENDPOINTS = [
+  'get /healthz',
+  'get /x-keys', 'post /x-keys', 'get /x-keys/{selector}', 'put /x-keys/{id}', 'post /x-keys/{id}', 'delete /x-keys/{id}',
+  'get /x-conf', 'post /x-conf', 'get /x-config', 'put /x-config', 'post /x-config', 'delete /x-config',
+  'get /x-gkey', 'get /x-ekey/{text}', 'get /x-dkey/{text}',
+  'get /x-users', 'post /x-users', 'get /x-users/{identifier}', 'put /x-users/{identifier}', 'post /x-users/{identifier}', 'delete /x-users/{identifier}',
+  'get /x-dna', 'get /x-dna/{identifier}', 'post /x-self', 'get /x-info',
+  'get /x-bill', 'get /dashboard/bill',
+  'get /dashboard/status', 'get /dashboard/info', 'get /dashboard/live', 'get /dashboard/logs', 'get /dashboard/models', 'get /dashboard/news',
+  'get /models', 'get /v1/models',
+  'post /x-news', 'delete /x-news', 'post /x-news/{target}', 'delete /x-news/{target}',
+];
 
+const isProxy = (o: Operation) => o.tags?.includes(PROXY_TAG.name) ?? false;
+/** The operations that come from contract procedures (everything but the AI proxy's routes). */
+const adminOperations = () => [...operations(doc)].filter(({ op: o }) => !isProxy(o));
 const op = (method: string, p: string): Operation | undefined => (doc.paths[p] as Record<string, Operation> | undefined)?.[method];
 const shape = (p: string) => p.replace(/[A-Za-z_]*\{[^}]+\}/g, '{}');
 const refsIn = (x: unknown): string[] => {
@@ -60,32 +55,17 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('names every endpoint of the spec that the contract implements, and always those of issue 2', () => {
-    expect(existsSync(specFile), `spec not found at ${specFile}`).toBe(true);
-    const spec = specEndpoints(readFileSync(specFile, 'utf8'));
-    // Guards the parser itself: the spec lists about forty method+path pairs.
-    expect(spec.length).toBeGreaterThan(30);
-    const implemented = new Map([...facts.values()].map((f) => [`${f.method} ${shape(f.path)}`, f]));
-    const issue2 = ['get /x-keys', 'post /x-keys', 'get /x-keys/{}', 'put /x-keys/{}', 'post /x-keys/{}', 'delete /x-keys/{}',
-      'get /x-conf', 'post /x-conf', 'get /x-config', 'put /x-config', 'post /x-config', 'delete /x-config',
-      'get /x-gkey', 'get /x-ekey/{}', 'get /x-dkey/{}'];
-    const specKeys = new Set(spec.map((e) => `${e.method} ${shape(e.path)}`));
-    for (const k of issue2) expect(specKeys, `spec parser missed ${k}`).toContain(k);
-    for (const key of specKeys) {
-      const f = implemented.get(key);
-      if (!f) {
-        expect(issue2, `${key} (issue 2) must be implemented`).not.toContain(key);
-        continue;
-      }
-      expect(op(f.method, f.path), `${key} is implemented but missing from the document`).toBeDefined();
-    }
-    for (const path of ['/x-keys', '/x-keys/{selector}', '/x-conf', '/x-config', '/x-gkey', '/x-ekey/{text}', '/x-dkey/{text}']) {
-      expect(doc.paths, path).toHaveProperty([path]);
+  it('names every endpoint of the administration API, each once, and nothing else', () => {
+    expect(new Set(ADMIN_ENDPOINTS).size).toBe(ADMIN_ENDPOINTS.length);
+    expect([...facts.keys()].sort()).toEqual([...ADMIN_ENDPOINTS].sort());
+    for (const key of ADMIN_ENDPOINTS) {
+      const [method, p] = key.split(' ');
+      expect(op(method, p), `${key} is missing from the document`).toBeDefined();
     }
   });
 
   it('has exactly one operation per contract route', () => {
-    const inDoc = [...operations(doc)].map(({ method, path: p }) => routeKey(method, p)).sort();
+    const inDoc = adminOperations().map(({ method, path: p }) => routeKey(method, p)).sort();
     expect(inDoc).toEqual([...facts.keys()].sort());
   });
 
@@ -97,7 +77,7 @@ describe('the OpenAPI document', () => {
       required: ['message', 'type', 'code'],
       properties: { message: { type: 'string' }, type: { type: 'string' }, code: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
     });
-    for (const { path: p, method, op: o } of operations(doc)) {
+    for (const { path: p, method, op: o } of adminOperations()) {
       const f = facts.get(routeKey(method, p))!;
       const statuses = Object.keys(o.responses);
       for (const s of statuses.filter((x) => Number(x) >= 400)) {
@@ -112,7 +92,7 @@ describe('the OpenAPI document', () => {
 
   it('documents 201 where the route creates, 200 elsewhere', () => {
     let created = 0;
-    for (const { path: p, method, op: o } of operations(doc)) {
+    for (const { path: p, method, op: o } of adminOperations()) {
       const f = facts.get(routeKey(method, p))!;
       const success = Object.keys(o.responses).filter((s) => s.startsWith('2'));
       expect(success, `${method} ${p}`).toEqual([String(f.successStatus)]);
@@ -136,7 +116,7 @@ describe('the OpenAPI document', () => {
 
   it('puts the Bearer scheme on every route that needs a key, and none on public ones', () => {
     expect(doc.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
-    for (const { path: p, method, op: o } of operations(doc)) {
+    for (const { path: p, method, op: o } of adminOperations()) {
       const f = facts.get(routeKey(method, p))!;
       if (f.access === 'public') expect(o.security, p).toBeUndefined();
       else expect(o.security, p).toEqual([{ bearerAuth: [] }]);
@@ -156,6 +136,7 @@ describe('the OpenAPI document', () => {
       if (/^\/(x-bill|dashboard\/bill)$/.test(p)) return ['billing'];
       if (/^\/(x-gkey|x-ekey\/|x-dkey\/|healthz$)/.test(p)) return ['helpers'];
       if (p === '/dashboard/news') return ['news', 'dashboard'];
+      if (PROXY_ROUTES.some((r) => r.path === p)) return [PROXY_TAG.name];
       if (/^\/(dashboard\/|models$|v1\/models$)/.test(p)) return ['dashboard'];
       return [...areas.keys()];
     };
@@ -165,7 +146,7 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('states servers, info and the Field names as the spec writes them', () => {
+  it('states servers, info and the Field names as the API spells them', () => {
     expect(doc.servers?.[0]).toMatchObject({ url: 'http://{host}:{port}', variables: { host: { default: '127.0.0.1' }, port: { default: '8080' } } });
     expect(doc.info).toMatchObject({ title: expect.any(String), version: expect.any(String), license: { name: 'Apache-2.0' } });
     const schemas = doc.components!.schemas!;
@@ -189,6 +170,35 @@ describe('the OpenAPI document', () => {
     expect(op('post', '/x-keys')!.requestBody!.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ProviderKeyCreate' });
     // PUT and POST /x-keys/{id} take the same body: one component.
     expect(op('put', '/x-keys/{id}')!.requestBody).toEqual(op('post', '/x-keys/{id}')!.requestBody);
+  });
+
+  it('documents the AI proxy routes: open bodies with model required, JSON or event-stream answers, every status the proxy answers', () => {
+    expect(PROXY_ROUTES.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/messages']);
+    expect(op('get', '/v1/models'), 'the model list stays a contract route').toBeDefined();
+    const schemas = doc.components!.schemas!;
+    expect(doc.components?.securitySchemes?.[API_KEY_HEADER_SCHEME]).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
+    const proxied = [...operations(doc)].filter(({ op: o }) => isProxy(o));
+    expect(proxied.map(({ method, path: p }) => `${method} ${p}`).sort()).toEqual(PROXY_ROUTES.map((r) => `post ${r.path}`).sort());
+    for (const r of PROXY_ROUTES) {
+      const o = op('post', r.path)!;
+      expect(o.description, r.path).toContain(`\`${r.alias}\``);
+      expect(o.security).toEqual([{ bearerAuth: [] }, { [API_KEY_HEADER_SCHEME]: [] }]);
+      const bodyRef = o.requestBody!.content['application/json'].schema!.$ref as string;
+      const body = schemas[bodyRef.replace('#/components/schemas/', '')];
+      expect(body, r.path).toMatchObject({ type: 'object', required: ['model'], additionalProperties: true });
+      expect(body.properties.model.type).toBe('string');
+      if (r.streams) expect(body.properties.stream.type, r.path).toBe('boolean');
+      if (r.path === '/v1/chat/completions') expect(body.properties.stream_options.properties.include_usage.type).toBe('boolean');
+      const media = Object.keys(o.responses['200'].content ?? {});
+      expect(media, r.path).toEqual(r.streams ? ['application/json', 'text/event-stream'] : ['application/json']);
+      expect(Object.keys(o.responses).sort()).toEqual(['200', '400', '401', '402', '403', '413', '415', '429', '502', '503', '504']);
+      const errorSchema = { $ref: `#/components/schemas/${r.anthropic ? ANTHROPIC_ERROR_SCHEMA : 'Error'}` };
+      for (const s of Object.keys(o.responses).filter((x) => x !== '200')) {
+        expect(o.responses[s].content?.['application/json']?.schema, `${r.path} ${s}`).toEqual(errorSchema);
+      }
+      expect(Object.keys(o.responses['429'].headers ?? {})).toEqual(expect.arrayContaining(['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-RateLimit-Scope']));
+    }
+    expect(schemas[ANTHROPIC_ERROR_SCHEMA]).toMatchObject({ required: ['type', 'error'], properties: { type: { enum: ['error'] } } });
   });
 
   it('comes out the same every time, in a stable key order', () => {

@@ -5,10 +5,11 @@ import { dropLibraryErrorSchemas, errorSchemas, refineOperation, SECURITY_SCHEME
 import { nameInlineSchemas } from './openapi-schemas';
 import { canonicalOrder } from './openapi-order';
 import { operations, type OpenApiDocument } from './openapi-types';
+import { addProxyRoutes, PROXY_DESCRIPTION, PROXY_TAG } from './openapi-proxy';
 
 export type { OpenApiDocument } from './openapi-types';
 
-/** One tag per area of the spec; every operation carries one of these. */
+/** One tag per area of the API; every operation carries one of these. */
 export const AREA_TAGS = [
   { name: 'provider keys', description: 'Upstream provider keys of the Owner, grouped into Levels (`/x-keys`). Owner only.' },
   { name: 'configuration', description: 'Owner configuration: the routing view and batch update (`/x-conf`) and the configuration keys (`/x-config`). Owner only.' },
@@ -17,6 +18,7 @@ export const AREA_TAGS = [
   { name: 'billing', description: 'Bills of the current account (`/dashboard/bill`) and of its descendants (`/x-bill`), by UTC day.' },
   { name: 'news', description: 'System-wide and targeted news (`/x-news`) and the news the current account sees.' },
   { name: 'helpers', description: 'Key generation, Owner-scoped encryption and decryption, liveness.' },
+  PROXY_TAG,
 ] as const;
 
 const description = (publicPaths: string[]) => [
@@ -26,18 +28,20 @@ const description = (publicPaths: string[]) => [
   '* **Errors:** every error answers `{"error":{"message","type","code"}}` (the `Error` schema).',
   '* **Pagination:** paginated lists answer a bare JSON array; `X-Total-Count`, `X-Page`, `X-Per-Page` and `X-Total-Pages` carry the paging facts. `page` is 1-based; sending only `size` means page 1.',
   '* **Field names** are written exactly as the API spells them (`SecretKey`, `CreditGranted`, `daily_usage`).',
+  PROXY_DESCRIPTION,
 ].join('\n');
 
 /**
- * The OpenAPI 3.0 document of the administration API: what trpc-to-openapi derives from the
- * contract, refined from each route's meta so it states what the server really answers.
+ * The OpenAPI 3.0 document of the gateway: the administration API as trpc-to-openapi derives
+ * it from the contract, refined from each route's meta so it states what the server really
+ * answers, plus the AI proxy's routes (openapi-proxy.ts).
  * `npm run openapi` writes it to openapi/openapi.json; the server serves the same at /openapi.json.
  */
 export function buildOpenApiDocument(): OpenApiDocument {
   const facts = routeFacts(appRouter);
   const publicPaths = [...new Set([...facts.values()].filter((f) => f.access === 'public').map((f) => f.path))].sort();
   const doc = generateOpenApiDocument(appRouter, {
-    title: 'Switchyard administration API',
+    title: 'Switchyard API',
     version: '0.1.0',
     openApiVersion: '3.0.3',
     baseUrl: 'http://127.0.0.1:8080',
@@ -55,6 +59,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
   doc.components ??= {};
   doc.components.schemas = { ...doc.components.schemas, ...errorSchemas };
   nameInlineSchemas(doc, facts);
+  addProxyRoutes(doc);
 
   doc.servers = [{
     url: 'http://{host}:{port}',

@@ -1,7 +1,7 @@
 # coding: utf-8
 
 """
-    Switchyard administration API
+    Switchyard API
 
     Owner administration, accounts, dashboard, billing and news of the Switchyard AI gateway.  * **Authentication:** `Authorization: Bearer <API key>` on every endpoint except `/healthz`. * **Errors:** every error answers `{\"error\":{\"message\",\"type\",\"code\"}}` (the `Error` schema). * **Pagination:** paginated lists answer a bare JSON array; `X-Total-Count`, `X-Page`, `X-Per-Page` and `X-Total-Pages` carry the paging facts. `page` is 1-based; sending only `size` means page 1. * **Field names** are written exactly as the API spells them (`SecretKey`, `CreditGranted`, `daily_usage`).  # noqa: E501
 
@@ -26,11 +26,11 @@ REQUIRES = ["urllib3 >= 1.15", "six >= 1.10", "certifi", "python-dateutil"]
 setup(
     name=NAME,
     version=VERSION,
-    description="Switchyard administration API",
+    description="Switchyard API",
     author="OpenAPI Generator community",
     author_email="team@openapitools.org",
     url="",
-    keywords=["OpenAPI", "OpenAPI-Generator", "Switchyard administration API"],
+    keywords=["OpenAPI", "OpenAPI-Generator", "Switchyard API"],
     install_requires=REQUIRES,
     packages=find_packages(exclude=["test", "tests"]),
     include_package_data=True,

@@ -1,4 +1,5 @@
 import { operations, type OpenApiDocument, type Schema } from '../../contract/openapi-types';
+import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG } from '../../contract/openapi-proxy';
 
 /** Stands in for any JSON value; both generators pass a property-less model through untouched. */
 export const JSON_VALUE = 'JsonValue';
@@ -17,10 +18,11 @@ const jsonValueRef = () => ({ $ref: `#/components/schemas/${JSON_VALUE}` });
  *  - a union that mixes in a primitive (`code`: string or integer; `ModelLimits`: object or
  *    string), and any untyped value, becomes `JsonValue`, passed through as plain JSON;
  *  - a one-member union becomes `allOf` of that member.
+ * The AI proxy's routes are left out (withoutProxy): they are called with the providers' SDKs.
  * The server's answers and the published document are untouched.
  */
 export function forGenerator(doc: OpenApiDocument): OpenApiDocument {
-  const out = structuredClone(doc);
+  const out = withoutProxy(structuredClone(doc));
   out.components ??= {};
   const components = (out.components.schemas ??= {});
   // Schema objects can be shared (structuredClone keeps shared references): one answer each.
@@ -74,6 +76,22 @@ export function forGenerator(doc: OpenApiDocument): OpenApiDocument {
   }
   components[JSON_VALUE] = { description: 'Any JSON value', anyOf: anyJson() };
   return out;
+}
+
+/**
+ * The document without the AI proxy's routes, their schemas, the `x-api-key` scheme, the tag and
+ * the description's line about them.
+ * Generated methods for them would be useless: open request and answer objects, no streaming.
+ * The `openai` and `@anthropic-ai/sdk` SDKs are the clients for those routes.
+ */
+export function withoutProxy(doc: OpenApiDocument): OpenApiDocument {
+  for (const r of PROXY_ROUTES) delete doc.paths[r.path];
+  const schemas = doc.components?.schemas ?? {};
+  for (const name of PROXY_SCHEMAS) delete schemas[name];
+  delete doc.components?.securitySchemes?.[API_KEY_HEADER_SCHEME];
+  doc.tags = doc.tags?.filter((t) => t.name !== PROXY_TAG.name);
+  if (typeof doc.info.description === 'string') doc.info.description = doc.info.description.split('\n').filter((l) => l !== PROXY_DESCRIPTION).join('\n');
+  return doc;
 }
 
 const PRIMITIVES = new Set(['string', 'number', 'integer', 'boolean']);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../contract/openapi';
 import type { OpenApiDocument, Schema } from '../../contract/openapi-types';
 import { forGenerator, JSON_VALUE } from '../../scripts/openapi/generator-input';
+import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG } from '../../contract/openapi-proxy';
 
 const unionsIn = (x: unknown, where = ''): string[] => {
   if (!x || typeof x !== 'object') return [];
@@ -38,6 +39,28 @@ describe('the document as openapi-generator 4.3.1 sees it', () => {
     expect(schemas.ProviderConfig.properties.provider_type.enum).toEqual(['standard', 'azure', 'vertex']);
     expect(Object.keys(schemas.ProviderConfig.properties)).toEqual(expect.arrayContaining(['deployments', 'base_url', 'private_key_set']));
     expect(schemas.ProviderConfig.discriminator).toBeUndefined();
+  });
+
+  it('leaves out the AI proxy routes, their schemas, the x-api-key scheme, tag and description line', () => {
+    for (const r of PROXY_ROUTES) {
+      expect(doc.paths, r.path).toHaveProperty([r.path]);
+      expect(gen.paths, r.path).not.toHaveProperty([r.path]);
+    }
+    for (const name of PROXY_SCHEMAS) {
+      expect(doc.components!.schemas, name).toHaveProperty([name]);
+      expect(schemas, name).not.toHaveProperty([name]);
+    }
+    // Nothing left refers to what was removed.
+    const text = JSON.stringify(gen);
+    for (const name of PROXY_SCHEMAS) expect(text).not.toContain(`#/components/schemas/${name}"`);
+    expect(Object.keys(gen.components!.securitySchemes!)).toEqual(['bearerAuth']);
+    expect(doc.components!.securitySchemes).toHaveProperty([API_KEY_HEADER_SCHEME]);
+    expect(gen.tags!.map((t) => t.name)).not.toContain(PROXY_TAG.name);
+    expect(doc.info.description).toContain(PROXY_DESCRIPTION);
+    expect(gen.info.description).not.toContain(PROXY_DESCRIPTION);
+    // The admin routes stay, /v1/models among them.
+    expect(Object.keys(gen.paths)).toEqual(Object.keys(doc.paths).filter((p) => !PROXY_ROUTES.some((r) => r.path === p)));
+    expect(gen.paths).toHaveProperty(['/v1/models']);
   });
 
   it('passes string-or-integer codes through as JSON values', () => {

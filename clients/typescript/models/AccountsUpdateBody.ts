@@ -1,7 +1,7 @@
 /* tslint:disable */
 /* eslint-disable */
 /**
- * Switchyard administration API
+ * Switchyard API
  * Owner administration, accounts, dashboard, billing and news of the Switchyard AI gateway.  * **Authentication:** `Authorization: Bearer <API key>` on every endpoint except `/healthz`. * **Errors:** every error answers `{\"error\":{\"message\",\"type\",\"code\"}}` (the `Error` schema). * **Pagination:** paginated lists answer a bare JSON array; `X-Total-Count`, `X-Page`, `X-Per-Page` and `X-Total-Pages` carry the paging facts. `page` is 1-based; sending only `size` means page 1. * **Field names** are written exactly as the API spells them (`SecretKey`, `CreditGranted`, `daily_usage`).
  *
  * The version of the OpenAPI document: 0.1.0

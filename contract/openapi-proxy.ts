@@ -1,0 +1,197 @@
+import { ERROR_SCHEMA, SECURITY_SCHEME } from './openapi-responses';
+import type { OpenApiDocument, Operation, Response, Schema } from './openapi-types';
+
+/**
+ * The AI proxy's routes in the OpenAPI document. They are not tRPC procedures (the gateway
+ * serves them on its own hot path), so the builder adds them by hand from this table. Bodies
+ * are open objects: the gateway reads only `model`, `stream` and `stream_options` and passes
+ * everything else to the provider unchanged; answers are the provider's own.
+ */
+export const PROXY_TAG = {
+  name: 'AI proxy',
+  description: 'AI calls in the OpenAI and Anthropic formats, routed to the Owner\'s provider keys, billed to the calling account. '
+    + 'Call them with the `openai` or `@anthropic-ai/sdk` SDKs (`baseURL` `http://<host>:<port>/v1`); each also answers without the `/v1` prefix. '
+    + 'The model list is `GET /v1/models` (dashboard). Details: docs/proxy.md.',
+} as const;
+
+/** The document description's line about the proxy (the generated clients leave it out with the routes). */
+export const PROXY_DESCRIPTION = '* **AI proxy:** the operations tagged `AI proxy` are the gateway\'s AI routes: they also take the key as `x-api-key`, and `/v1/messages` answers errors in Anthropic\'s shape (`AnthropicError`).';
+
+/** Accepted as an alternative to the Bearer scheme on the proxy routes, as Anthropic's SDK sends it. */
+export const API_KEY_HEADER_SCHEME = 'apiKeyHeader';
+
+export const ANTHROPIC_ERROR_SCHEMA = 'AnthropicError';
+export const PROVIDER_ANSWER_SCHEMA = 'ProviderAnswer';
+
+interface ProxyRoute {
+  path: string;
+  alias: string;
+  operationId: string;
+  summary: string;
+  /** Component name of the request body. */
+  body: string;
+  /** The provider's format: Anthropic's on /v1/messages, errors included. */
+  anthropic: boolean;
+  streams: boolean;
+}
+
+export const PROXY_ROUTES: readonly ProxyRoute[] = [
+  { path: '/v1/chat/completions', alias: '/chat/completions', operationId: 'proxy-chatCompletions', summary: 'Chat completion (OpenAI format)', body: 'ChatCompletionRequest', anthropic: false, streams: true },
+  { path: '/v1/responses', alias: '/responses', operationId: 'proxy-responses', summary: 'Response (OpenAI Responses format)', body: 'ResponsesRequest', anthropic: false, streams: true },
+  { path: '/v1/embeddings', alias: '/embeddings', operationId: 'proxy-embeddings', summary: 'Embeddings (OpenAI format)', body: 'EmbeddingsRequest', anthropic: false, streams: false },
+  { path: '/v1/messages', alias: '/messages', operationId: 'proxy-messages', summary: 'Message (Anthropic Messages format)', body: 'MessagesRequest', anthropic: true, streams: true },
+];
+
+const model: Schema = {
+  type: 'string', minLength: 1, maxLength: 200,
+  description: 'The model asked for. The account\'s ModelMapper (then its ancestors\', then the Owner\'s MODEL_MAPPER) may map it; the mapped model is routed, checked against AllowModels and billed.',
+};
+const stream: Schema = {
+  type: 'boolean',
+  description: '`true`: the answer comes as server-sent events (`text/event-stream`), relayed as the provider sends them.',
+};
+const passThrough = (what: string): Schema => ({ description: `${what}; passed to the provider unchanged (the gateway does not read it).` });
+
+const requestBodies: Record<string, Schema> = {
+  ChatCompletionRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'An OpenAI chat completion request. Fields not listed here are passed to the provider unchanged.',
+    properties: {
+      model,
+      messages: { type: 'array', items: { type: 'object', additionalProperties: true }, ...passThrough('The conversation') },
+      stream,
+      stream_options: {
+        type: 'object', additionalProperties: true,
+        description: 'With `stream`: when `include_usage` is not `true`, the gateway asks the provider for the usage chunk itself (to bill the call) and keeps that chunk from the client.',
+        properties: { include_usage: { type: 'boolean' } },
+      },
+    },
+    example: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }] },
+  },
+  ResponsesRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'An OpenAI Responses API request. Fields not listed here are passed to the provider unchanged.',
+    properties: { model, input: passThrough('Text or input items'), stream },
+    example: { model: 'gpt-4o-mini', input: 'Say hello' },
+  },
+  EmbeddingsRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'An OpenAI embeddings request (never streamed). Fields not listed here are passed to the provider unchanged.',
+    properties: { model, input: passThrough('Text or texts to embed') },
+    example: { model: 'text-embedding-3-small', input: 'hello' },
+  },
+  MessagesRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'An Anthropic Messages request (`max_tokens` is required by the provider). Fields not listed here are passed to the provider unchanged.',
+    properties: {
+      model,
+      max_tokens: { type: 'integer', ...passThrough('Most output tokens; required by Anthropic') },
+      messages: { type: 'array', items: { type: 'object', additionalProperties: true }, ...passThrough('The conversation') },
+      stream,
+    },
+    example: { model: 'claude-haiku-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Say hello' }] },
+  },
+};
+
+const answerSchemas: Record<string, Schema> = {
+  [PROVIDER_ANSWER_SCHEMA]: {
+    type: 'object', additionalProperties: true,
+    description: 'The provider\'s answer, passed through: OpenAI\'s format on the OpenAI routes, Anthropic\'s on /v1/messages, with `usage` (the tokens the call is billed for). The `model` field is the one the provider answered with.',
+  },
+  [ANTHROPIC_ERROR_SCHEMA]: {
+    type: 'object', required: ['type', 'error'],
+    description: 'Body of a gateway error on /v1/messages: Anthropic\'s shape (so its SDK raises its own error classes), plus the gateway\'s stable `code`.',
+    properties: {
+      type: { type: 'string', enum: ['error'] },
+      error: {
+        type: 'object', required: ['type', 'message', 'code'],
+        properties: {
+          type: { type: 'string', description: 'Anthropic\'s error type: `invalid_request_error`, `request_too_large`, `authentication_error`, `billing_error`, `permission_error`, `rate_limit_error`, `overloaded_error`, `timeout_error`, `api_error`.' },
+          message: { type: 'string' },
+          code: { type: 'string', description: 'The same stable code the OpenAI routes give, e.g. `insufficient_balance`.' },
+        },
+      },
+    },
+    example: { type: 'error', error: { type: 'billing_error', message: 'Insufficient balance: 1.5000 is below the minimum of 2', code: 'insufficient_balance' } },
+  },
+};
+
+/** Every proxy-only component: the generator input leaves them out with the routes. */
+export const PROXY_SCHEMAS: readonly string[] = [...Object.keys(requestBodies), ...Object.keys(answerSchemas)].sort();
+
+const header = (description: string, type: 'integer' | 'string' = 'integer'): Schema => ({ description, schema: { type } });
+const retryAfter = (when: string) => header(`Seconds to wait before retrying (${when}).`);
+
+/** Error statuses the proxy answers itself; `codes` are the envelope's `code` values. */
+const ERRORS: [status: string, description: string, headers?: Record<string, Schema>][] = [
+  ['400', 'Malformed JSON (`invalid_json`), a body that is not an object (`invalid_request`), no usable `model` (`invalid_model`), or no provider key able to serve this route for the model (`unsupported_by_provider`). A provider\'s own 4xx answer (other than 401, 403, 408, 429) is passed through as it sent it.'],
+  ['401', 'No key (`missing_api_key`), an unknown key (`invalid_api_key`) or a disabled account (`account_disabled`).'],
+  ['402', 'The account\'s balance is below USER_MIN_BALANCE (`insufficient_balance`). Root and Owners are never refused for balance.'],
+  ['403', 'Suspended (`account_suspended`), or refused by the ACL: AllowIPs (`ip_not_allowed`), Resources (`resource_not_allowed`), AllowModels (`model_not_allowed`), AllowLevels (`level_not_allowed`).'],
+  ['413', 'Body larger than MAX_BODY_BYTES (`body_too_large`).'],
+  ['415', 'Body not sent as `application/json` (`unsupported_media_type`).'],
+  ['429', 'An account or model rate limit (`rate_limit_exceeded`; the `X-RateLimit-*` headers name it), or every provider key rate limited upstream (`upstream_rate_limited`).', {
+    'Retry-After': retryAfter('always sent'),
+    'X-RateLimit-Limit': header('The limit that refused the call (requests or tokens per window); account and model limits only.'),
+    'X-RateLimit-Remaining': header('What is left of it in the current window.'),
+    'X-RateLimit-Reset': header('Seconds until the window frees room.'),
+    'X-RateLimit-Scope': header('Which limit: `RPM`, `RPH`, `RPD`, `TPM`, `TPH`, `TPD`, or `<model> rpm` / `<model> tpm` from ModelLimits.', 'string'),
+  }],
+  ['502', 'Every provider key tried failed (`upstream_error`): connection errors, 5xx, keys refused with 401/403 (those keys are disabled).'],
+  ['503', 'No enabled provider key at the Level (`no_provider_key`), every key cooling down after upstream 429s (`no_available_key`), the gateway shutting down (`shutting_down`) or its database unreachable (`database_unavailable`).', {
+    'Retry-After': retryAfter('with `no_available_key`, `shutting_down` and `database_unavailable`'),
+  }],
+  ['504', 'The provider did not send response headers within UPSTREAM_TIMEOUT_MS on the last key tried (`upstream_timeout`).'],
+];
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+function operation(r: ProxyRoute): Operation {
+  const errorRef = ref(r.anthropic ? ANTHROPIC_ERROR_SCHEMA : ERROR_SCHEMA);
+  const ok: Response = {
+    description: r.streams
+      ? 'The provider\'s answer: JSON, or with `"stream": true` server-sent events. A stream the provider cuts or stalls ends with an `event: error` carrying `stream_interrupted`, then the connection closes without the final chunk.'
+      : 'The provider\'s answer.',
+    content: {
+      'application/json': { schema: ref(PROVIDER_ANSWER_SCHEMA) },
+      ...(r.streams ? { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events in the provider\'s format' } } } : {}),
+    },
+  };
+  const responses: Record<string, Response> = { '200': ok };
+  for (const [status, description, headers] of ERRORS) {
+    responses[status] = { description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: { ...errorRef } } } };
+  }
+  return {
+    tags: [PROXY_TAG.name],
+    summary: r.summary,
+    description: [
+      `Also answered at \`${r.alias}\`. The account key goes in \`Authorization: Bearer <key>\` or \`x-api-key\`.`,
+      r.anthropic
+        ? 'Sent to the provider with its key\'s `x-api-key` and the client\'s `anthropic-version` (default `2023-06-01`) and `anthropic-beta`. Errors use Anthropic\'s shape.'
+        : 'Sent to the provider with its key; the client\'s `openai-beta` header is passed on. Errors use the `Error` envelope.',
+      'Usage and credit cost are recorded for the calling account (see `/dashboard/bill`).',
+    ].join('\n\n'),
+    operationId: r.operationId,
+    security: [{ [SECURITY_SCHEME]: [] }, { [API_KEY_HEADER_SCHEME]: [] }],
+    requestBody: { required: true, content: { 'application/json': { schema: ref(r.body) } } },
+    responses,
+  };
+}
+
+/** Adds the proxy's paths, their schemas, the `x-api-key` scheme and the AI proxy tag. */
+export function addProxyRoutes(doc: OpenApiDocument): void {
+  for (const r of PROXY_ROUTES) {
+    if (doc.paths[r.path]) throw new Error(`OpenAPI: ${r.path} is both a contract route and a proxy route`);
+    doc.paths[r.path] = { post: operation(r) };
+  }
+  doc.components ??= {};
+  const schemas = (doc.components.schemas ??= {});
+  for (const [name, schema] of Object.entries({ ...requestBodies, ...answerSchemas })) {
+    if (schemas[name]) throw new Error(`OpenAPI: schema ${name} is both a contract schema and a proxy schema`);
+    schemas[name] = schema;
+  }
+  doc.components.securitySchemes = {
+    ...doc.components.securitySchemes,
+    [API_KEY_HEADER_SCHEME]: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An account API key, as Anthropic clients send it (AI proxy routes only)' },
+  };
+}

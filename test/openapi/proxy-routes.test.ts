@@ -1,0 +1,49 @@
+/**
+ * The AI proxy's routes as the OpenAPI document describes them, held against the running
+ * gateway: the same paths and aliases, and errors in the documented shape on each of them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../../contract/openapi';
+import { PROXY_ROUTES as DOCUMENTED, PROXY_TAG } from '../../contract/openapi-proxy';
+import { operations } from '../../contract/openapi-types';
+import { PROXY_ROUTES as SERVED } from '../../server/gateway/proxy';
+import { startTestGateway, type TestGateway } from '../../server/testing/gateway';
+
+let gw: TestGateway;
+beforeAll(async () => { gw = await startTestGateway(); });
+afterAll(async () => { await gw?.close(); });
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+describe('the AI proxy routes in the OpenAPI document', () => {
+  it('are the routes the gateway serves, each alias named in its description', () => {
+    const doc = buildOpenApiDocument();
+    const tagged = [...operations(doc)].filter(({ op }) => op.tags?.includes(PROXY_TAG.name)).map(({ path }) => path).sort();
+    const canonical = [...new Set(SERVED.map(([, , c]) => c))].sort();
+    expect(tagged).toEqual(canonical);
+    for (const r of DOCUMENTED) {
+      const aliases = SERVED.filter(([p, , c]) => c === r.path && p !== r.path).map(([p]) => p);
+      expect(aliases, r.path).toEqual([r.alias]);
+      expect(doc.paths[r.path].post!.description, r.path).toContain(`\`${r.alias}\``);
+    }
+  });
+
+  it('answer 401 without a key and 400 without a model, in the Error envelope or Anthropic\'s shape on /v1/messages', async () => {
+    for (const r of DOCUMENTED) {
+      for (const path of [r.path, r.alias]) {
+        const anonymous = await post(path, { model: 'gpt-4o-mini' });
+        expect(anonymous.status, path).toBe(401);
+        const a = await anonymous.json();
+        if (r.anthropic) expect(a, path).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.any(String), code: 'missing_api_key' } });
+        else expect(a, path).toEqual({ error: { message: expect.any(String), type: 'authentication_error', code: 'missing_api_key' } });
+
+        const noModel = await post(path, { stream: true }, r.anthropic ? { 'x-api-key': gw.rootKey } : { authorization: `Bearer ${gw.rootKey}` });
+        expect(noModel.status, path).toBe(400);
+        const b = await noModel.json();
+        expect(b.error.code, path).toBe('invalid_model');
+        if (r.anthropic) expect(b.type).toBe('error');
+      }
+    }
+  });
+});
