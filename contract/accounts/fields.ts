@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ModelLimits } from '../config/schemas';
 
 /**
- * The subaccount fields of the spec's table, with the types and units Switchyard gives them.
+ * The subaccount fields an API client sets, with the types and units Switchyard gives them.
  * Shared by create and update; update makes every field optional and lets limits be null.
  */
 

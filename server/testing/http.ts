@@ -31,7 +31,7 @@ export class HttpClient {
   delete<T = any>(path: string, body?: unknown) { return this.request<T>('DELETE', path, { body }); }
 }
 
-/** Asserts the error envelope of boot.md and returns it. */
+/** Asserts the error envelope (`{"error":{"message","type","code"}}`) and returns it. */
 export function expectEnvelope(r: HttpResult, status: number): { message: string; type: string; code: string | number } {
   if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${r.text}`);
   const e = r.body?.error;

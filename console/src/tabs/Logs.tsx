@@ -4,7 +4,7 @@ import { Async, latest } from '../ui/Async';
 import { Pager } from '../ui/Pager';
 import { formatTime } from '../ui/format';
 
-/** The console's page size, as the spec fixes it. */
+/** The console's page size: a fixed choice of the console (the API allows up to 100). */
 const PAGE_SIZE = 24;
 
 const readableValue = (v: unknown): string => {

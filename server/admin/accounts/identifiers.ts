@@ -20,7 +20,7 @@ export type Identifier =
   | { kind: 'filter'; label: string; where: SQL };
 
 /**
- * The identifier forms of the spec: a numeric ID, an email (contains `@`), a DNA path (starts
+ * The identifier forms the API accepts: a numeric ID, an email (contains `@`), a DNA path (starts
  * with `.`), a filter (`L{n}` Level, `G{n}` Gear, `R{n}` Role, `T{n}` Tier, `F{n}` Factor, which
  * may be a decimal: `F1.5`), or else a username. Names can never look like a filter.
  */

@@ -29,7 +29,7 @@ const concrete = (path: string) => path.replace(/\{[^}]+\}/g, '1');
 describe('Owner endpoints', () => {
   it('refuse an account that is not an Owner with 403, whatever the body, and write nothing', async () => {
     const ownerOnly = routes().filter((r) => r.access === 'owner' || r.access === 'root');
-    // The spec's Owner half: keys, configuration, the helpers, news and x-info.
+    // The Owner-only half of the API: keys, configuration, the helpers, news and x-info.
     expect(ownerOnly.map((r) => r.path)).toEqual(expect.arrayContaining(['/x-keys', '/x-keys/{id}', '/x-conf', '/x-config', '/x-gkey', '/x-info']));
     const before = await rowCounts(gw);
     for (const r of ownerOnly) {

@@ -71,7 +71,7 @@ export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange)
       body: { value: parsed },
       switchyardContext: { value: ctx },
     };
-    // trpc-to-openapi reads DELETE input from the query string only; the spec sends
+    // trpc-to-openapi reads DELETE input from the query string only; the API documents
     // `DELETE /x-config {"keys":[...]}`, so a JSON object body joins the query parameters.
     if (ex.method === 'DELETE' && parsed !== undefined) {
       const query: Record<string, unknown> = {};
