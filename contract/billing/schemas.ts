@@ -1,10 +1,20 @@
 import { z } from 'zod';
 
-/** Checks the calendar too: `2025-02-30` is not a day. */
-const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date in YYYY-MM-DD form').refine((s) => {
-  const d = new Date(`${s}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
-}, 'is not a calendar date');
+/**
+ * The days a bill may name: from the first day of Unix time (a day's `timestamp` is never
+ * negative) to the last day with a four-digit year (the day after it has no YYYY-MM-DD form).
+ */
+export const FIRST_BILL_DAY = '1970-01-01';
+export const LAST_BILL_DAY = '9999-12-31';
+
+/** Checks the calendar too: `2025-02-30` is not a day. One message per bad value: the first failed check. */
+const day = z.string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'must be a date in YYYY-MM-DD form', abort: true })
+  .refine((s) => {
+    const d = new Date(`${s}T00:00:00Z`);
+    return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+  }, { error: 'is not a calendar date', abort: true })
+  .refine((s) => s >= FIRST_BILL_DAY && s <= LAST_BILL_DAY, `must be between ${FIRST_BILL_DAY} and ${LAST_BILL_DAY}`);
 
 export const MAX_BILL_DAYS = 366;
 

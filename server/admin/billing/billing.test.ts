@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../testing/gateway';
 import { expectEnvelope } from '../../testing/http';
 import { createAccount, rootAccount, usageOf, type TestAccount } from '../../testing/accounts';
-import { addDays, resolvePeriod, today } from './period';
+import { addDays, daysBetween, eachDay, resolvePeriod, today } from './period';
 
 let gw: TestGateway;
 let ownerA: TestAccount;
@@ -97,6 +97,11 @@ describe('GET /dashboard/bill', () => {
       `days=3&start=${day(3)}`, 'user=1', 'month=2025-01',
     ];
     for (const q of bad) expect(expectEnvelope(await gw.as(u1.key).get(`/dashboard/bill?${q}`), 400).code, q).toBe('invalid_request');
+    // One message per bad value: the first check it fails.
+    const message = async (q: string) => expectEnvelope(await gw.as(u1.key).get(`/dashboard/bill?${q}`), 400).message;
+    expect(await message('date=yesterday')).toBe('date: must be a date in YYYY-MM-DD form');
+    expect(await message('date=2025-02-30')).toBe('date: is not a calendar date');
+    expect(await message('start=1969-12-31')).toBe('start: must be between 1970-01-01 and 9999-12-31');
     expectEnvelope(await gw.as(null).get('/dashboard/bill'), 401);
   });
 });
@@ -168,5 +173,28 @@ describe('resolvePeriod', () => {
     expect(resolvePeriod({ days: 366 }, now)).toEqual({ start: '2023-03-02', end: '2024-03-01' });
     expect(resolvePeriod({ start: '2023-03-02', end: '2024-03-01' }, now)).toEqual({ start: '2023-03-02', end: '2024-03-01' });
     expect(() => resolvePeriod({ start: '2023-03-01', end: '2024-03-01' }, now)).toThrow(/367 days/);
+  });
+});
+
+describe('eachDay', () => {
+  it('counts the days instead of comparing them, so the last day of the calendar ends the list', () => {
+    expect(eachDay({ start: '9999-12-31', end: '9999-12-31' })).toEqual(['9999-12-31']);
+    expect(eachDay({ start: '9999-12-29', end: '9999-12-31' })).toEqual(['9999-12-29', '9999-12-30', '9999-12-31']);
+    expect(eachDay({ start: '9998-12-31', end: '9999-12-31' })).toHaveLength(366);
+    expect(eachDay({ start: '2024-02-28', end: '2024-03-01' })).toEqual(['2024-02-28', '2024-02-29', '2024-03-01']);
+    expect(daysBetween('1970-01-01', '9999-12-31')).toBe(2_932_897);
+  });
+
+  it('refuses a period it was never meant to list instead of looping', () => {
+    for (const p of [
+      { start: '9998-12-30', end: '9999-12-31' }, { start: '1970-01-01', end: '9999-12-31' }, { start: '2025-01-02', end: '2025-01-01' },
+      { start: 'soon', end: '2025-01-01' }, { start: '2025-01-01', end: '+010000-01-01' },
+    ]) expect(() => eachDay(p), JSON.stringify(p)).toThrow(RangeError);
+  });
+
+  it('leaves resolvePeriod no range beyond 366 days, even from dates the schema did not check', () => {
+    const now = new Date('2025-06-01T00:00:00Z');
+    expect(() => resolvePeriod({ start: '1999-99-99', end: '2025-01-01' }, now)).toThrow(/at most 366/);
+    expect(resolvePeriod({ date: '9999-12-31' }, now)).toEqual({ start: '9999-12-31', end: '9999-12-31' });
   });
 });

@@ -8,14 +8,25 @@ export interface Period {
 }
 
 const DAY_MS = 86_400_000;
-export const today = (now = new Date()) => now.toISOString().slice(0, 10);
-export const addDays = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
-export const daysBetween = (start: string, end: string) => Math.round((Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / DAY_MS) + 1;
+/** Days since 1970-01-01 of a YYYY-MM-DD day: an integer, since every day starts at a whole number of days in UTC. */
+const dayNumber = (day: string) => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
+const dayOf = (n: number) => new Date(n * DAY_MS).toISOString().slice(0, 10);
 
+export const today = (now = new Date()) => now.toISOString().slice(0, 10);
+export const addDays = (day: string, n: number) => dayOf(dayNumber(day) + n);
+/** Days from start to end, both included (1 for one day). */
+export const daysBetween = (start: string, end: string) => dayNumber(end) - dayNumber(start) + 1;
+
+/**
+ * Every day of a period, oldest first. A counted loop, never a comparison of formatted days:
+ * after 9999-12-31 comes `+010000-01-01`, which sorts before it. A period outside 1 to
+ * MAX_BILL_DAYS days is a programming error (resolvePeriod never makes one), not a long loop.
+ */
 export function eachDay(p: Period): string[] {
-  const out: string[] = [];
-  for (let d = p.start; d <= p.end; d = addDays(d, 1)) out.push(d);
-  return out;
+  const first = dayNumber(p.start);
+  const count = daysBetween(p.start, p.end);
+  if (!Number.isSafeInteger(count) || count < 1 || count > MAX_BILL_DAYS) throw new RangeError(`a bill period covers 1 to ${MAX_BILL_DAYS} days, not ${count} (${p.start}..${p.end})`);
+  return Array.from({ length: count }, (_, i) => dayOf(first + i));
 }
 
 /** One value of a parameter that has aliases; two aliases sent at once are ambiguous. */
@@ -45,7 +56,7 @@ export function resolvePeriod(q: BillQuery, now = new Date()): Period {
     const last = end ?? current;
     if (start > last) throw badRequest(`start: ${start} is after ${end !== undefined ? 'end' : 'today'} (${last})`);
     const n = daysBetween(start, last);
-    if (n > MAX_BILL_DAYS) throw badRequest(`start/end: the range covers ${n} days; at most ${MAX_BILL_DAYS}`);
+    if (!(n <= MAX_BILL_DAYS)) throw badRequest(`start/end: the range covers ${n} days; at most ${MAX_BILL_DAYS}`);
     return { start, end: last };
   }
   return { start: current, end: current };
