@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** Every stored ID is a PostgreSQL integer: a larger one names nothing and cannot be compared in a query. */
+export const MAX_ID = 2_147_483_647;
+
 /** Query parameters arrive as strings; list filters coerce them explicitly. */
 export const pageQuery = {
   page: z.coerce.number().int().min(1).max(1_000_000).optional().meta({ description: 'Page number, 1-based. When only `size` is sent, page 1.' }),

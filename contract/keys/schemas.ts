@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoTime, pageQuery } from '../common';
+import { isoTime, MAX_ID, pageQuery } from '../common';
 
 const modelMap = (what: string) =>
   z.record(z.string().min(1).max(200), z.string().min(1).max(200)).meta({ description: what });
@@ -82,7 +82,7 @@ export const ProviderKeyResult = z.object({
 }).meta({ id: 'ProviderKeyResult' });
 
 export const ProviderKeyListQuery = z.object({
-  id: z.coerce.number().int().min(1).optional(),
+  id: z.coerce.number().int().min(1).max(MAX_ID).optional(),
   level: z.coerce.number().int().min(0).max(1000).optional(),
   provider: z.string().max(2048).optional().meta({ description: 'Full provider URL or its host' }),
   ...pageQuery,

@@ -115,10 +115,11 @@ describe('GET /dashboard/logs', () => {
 
   it('answers bad parameters with a 400 envelope', async () => {
     const u = gw.as(user.key);
-    for (const q of ['size=0', 'size=101', 'size=abc', 'page=0', 'page=-1', 'page=1.5', 'page=abc', 'target_id=x', 'target_id=-1', 'status=ok', 'action=', `action=${'a'.repeat(101)}`, 'unknown=1', 'size=1&size=2']) {
+    for (const q of ['size=0', 'size=101', 'size=abc', 'page=0', 'page=-1', 'page=1.5', 'page=abc', 'page=1000001', 'page=1e9', 'target_id=x', 'target_id=-1', 'target_id=2147483648', 'status=ok', 'action=', `action=${'a'.repeat(101)}`, 'unknown=1', 'size=1&size=2']) {
       const e = expectEnvelope(await u.get(`/dashboard/logs?${q}`), 400);
       expect(e.code, q).toBe('invalid_request');
     }
     expectEnvelope(await gw.as(null).get('/dashboard/logs'), 401);
+    expect((await u.get('/dashboard/logs?page=1000000&size=100')).body).toMatchObject({ logs: [], page: 1000000, size: 100, has_more: false });
   });
 });

@@ -76,6 +76,9 @@ describe('POST /x-news', () => {
       [{ title: 't', content: 'c', days: 0 }, /days/],
       [{ title: 't', content: 'c', days: 1.5 }, /days/],
       [{ title: 't', content: 'c', days: '3' }, /days/],
+      [{ title: 't', content: 'c', days: 3651 }, /days/],
+      [{ title: 't', content: 'c', days: 1e9 }, /days/],
+      [{ title: 't', content: 'c', days: -1 }, /days/],
       [{ title: 5, content: 'c' }, /title/],
       [{ title: 't', content: 'c', scope: 'x' }, /unknown field: scope/],
     ];

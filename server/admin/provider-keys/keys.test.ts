@@ -118,6 +118,23 @@ describe('GET /x-keys', () => {
     expectEnvelope(await gw.root.get('/x-keys?size=abc'), 400);
     expectEnvelope(await gw.root.get('/x-keys?page=-1'), 400);
   });
+
+  it('bounds every number it takes: 400 beyond the range, 404 for an ID no key can have', async () => {
+    for (const q of ['id=2147483648', 'id=99999999999', 'id=1e30', 'id=0', 'id=-1', 'level=1001', 'size=1001', 'size=1e9', 'page=1000001', 'page=1e9', 'page=0']) {
+      expect(expectEnvelope(await gw.root.get(`/x-keys?${q}`), 400).message, q).toMatch(new RegExp(`^${q.split('=')[0]}: `));
+    }
+    expect((await gw.root.get('/x-keys?id=2147483647')).body).toEqual([]);
+    const last = await gw.root.get('/x-keys?page=1000000&size=1000');
+    expect(last.status).toBe(200);
+    expect(last.body).toEqual([]);
+    for (const id of ['0', '2147483648', '99999999999', '999999999999999', '99999999999999999999']) {
+      expect(expectEnvelope(await gw.root.get(`/x-keys/${id}`), 404).code, id).toBe('not_found');
+    }
+    for (const id of ['0', '2147483648', '999999999999999']) {
+      expect(expectEnvelope(await gw.root.put(`/x-keys/${id}`, { Name: 'x' }), 404).code, id).toBe('not_found');
+      expect(expectEnvelope(await gw.root.delete(`/x-keys/${id}`), 404).code, id).toBe('not_found');
+    }
+  });
 });
 
 describe('PUT/POST/DELETE /x-keys/{id}', () => {

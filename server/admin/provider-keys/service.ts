@@ -4,6 +4,7 @@ import type { ProviderKeyService } from '../../../contract/keys/service';
 import type { ProviderConfigInput, ProviderConfigPatch, ProviderKeyCreate, ProviderKeyListQuery, ProviderKeyPatch, ProviderKeyResult } from '../../../contract/keys/schemas';
 import type { Page } from '../../../contract/trpc';
 import { badRequest, notFound } from '../../../contract/errors';
+import { MAX_ID } from '../../../contract/common';
 import type { Db } from '../../adapters/storage/database';
 import { ownerConfigs, providerKeys } from '../../adapters/storage/schema';
 import { PURPOSE, hint, type Vault } from '../../adapters/security/crypto';
@@ -42,7 +43,9 @@ export class ProviderKeys implements ProviderKeyService {
 
   async select({ caller }: Actor, selector: string, paging: { page?: number; size?: number }) {
     if (/^\d+$/.test(selector)) {
-      const result = await this.page(caller.ownerId, [eq(providerKeys.id, Number(selector))], paging);
+      const id = Number(selector);
+      if (!storedId(id)) throw notFound(`Provider key ${selector} not found`);
+      const result = await this.page(caller.ownerId, [eq(providerKeys.id, id)], paging);
       if (result.total === 0) throw notFound(`Provider key ${selector} not found`);
       return result;
     }
@@ -104,6 +107,7 @@ export class ProviderKeys implements ProviderKeyService {
   async update(actor: Actor, id: number, patch: ProviderKeyPatch): Promise<ProviderKeyResult> {
     if (Object.keys(patch).length === 0) throw badRequest('Nothing to update: send at least one of Name, Level, Provider, SecretKey, Status, config');
     const ownerId = actor.caller.ownerId;
+    if (!storedId(id)) throw notFound(`Provider key ${id} not found`);
     const row = await this.db.transaction(async (tx) => {
       const [current] = await tx.select().from(providerKeys).where(and(eq(providerKeys.id, id), eq(providerKeys.ownerId, ownerId))).for('update');
       if (!current) throw notFound(`Provider key ${id} not found`);
@@ -139,6 +143,7 @@ export class ProviderKeys implements ProviderKeyService {
 
   async remove(actor: Actor, id: number): Promise<ProviderKeyResult> {
     const ownerId = actor.caller.ownerId;
+    if (!storedId(id)) throw notFound(`Provider key ${id} not found`);
     const row = await this.db.transaction(async (tx) => {
       const [row] = await tx.delete(providerKeys).where(and(eq(providerKeys.id, id), eq(providerKeys.ownerId, ownerId))).returning();
       if (!row) throw notFound(`Provider key ${id} not found`);
@@ -165,3 +170,6 @@ function splitConfig(input: ProviderConfigInput | ProviderConfigPatch): { config
   }
   return { config: { ...input } };
 }
+
+/** An ID a key could have: a larger one is no key (the 404 of any unknown ID), not a database error. */
+const storedId = (id: number) => Number.isSafeInteger(id) && id >= 1 && id <= MAX_ID;

@@ -239,8 +239,8 @@ class ProviderKeysApi(object):
             local_var_params[key] = val
         del local_var_params['kwargs']
 
-        if self.api_client.client_side_validation and 'id' in local_var_params and local_var_params['id'] > 9007199254740991:  # noqa: E501
-            raise ApiValueError("Invalid value for parameter `id` when calling `keys_list`, must be a value less than or equal to `9007199254740991`")  # noqa: E501
+        if self.api_client.client_side_validation and 'id' in local_var_params and local_var_params['id'] > 2147483647:  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `id` when calling `keys_list`, must be a value less than or equal to `2147483647`")  # noqa: E501
         if self.api_client.client_side_validation and 'id' in local_var_params and local_var_params['id'] < 1:  # noqa: E501
             raise ApiValueError("Invalid value for parameter `id` when calling `keys_list`, must be a value greater than or equal to `1`")  # noqa: E501
         if self.api_client.client_side_validation and 'level' in local_var_params and local_var_params['level'] > 1000:  # noqa: E501
