@@ -16,10 +16,10 @@ export const AccountName = z.string()
   .regex(NAME, 'may hold only letters, digits, "_", "-" and ".", and must start with a letter or digit')
   .refine((s) => /[A-Za-z]/.test(s), 'must contain a letter')
   .refine((s) => !RESERVED_NAME.test(s), 'looks like an L/G/R/T/F path filter (e.g. L2) and cannot be a name')
-  .meta({ description: 'Unique username: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)' });
+  .meta({ description: 'Username, unique within the tenant: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)' });
 
 export const AccountEmail = z.email('must be a valid email address').max(254)
-  .meta({ description: 'Unique email address (stored in lower case)' });
+  .meta({ description: 'Email address, unique within the tenant (stored in lower case)' });
 
 const usd = (description: string) => z.number().meta({ description });
 const nullableUsd = (description: string) => z.number().min(0).max(1e12).nullable()

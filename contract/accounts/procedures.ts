@@ -9,7 +9,7 @@ import type { AccountScope } from './service';
 
 const tags = ['accounts'];
 const actor = (ctx: { caller: Caller; ip: string }) => ({ caller: ctx.caller, ip: ctx.ip });
-const scopeErrors = { 403: 'Caller lacks manage permission, or the account is outside its hierarchy', 404: 'No such account' } as const;
+const scopeErrors = { 403: 'Caller lacks manage permission, or may not do this to its own account', 404: 'No such account in the caller\'s hierarchy (one outside it gets the same answer)' } as const;
 
 const list = (path: '/x-users' | '/x-dna', scope: AccountScope, summary: string) =>
   authedProcedure

@@ -37,7 +37,7 @@ export const dashboardRouter = router({
   userInfo: authedProcedure
     .meta(route({
       method: 'GET', path: '/x-info', tags: ['accounts'], access: 'owner', summary: 'An account of the Owner\'s tree: user_info with daily and monthly usage',
-      errors: { 400: 'Missing or invalid `user`', 404: 'No such account' },
+      errors: { 400: 'Missing or invalid `user`', 404: 'No such account in the caller\'s tree (one outside it gets the same answer)' },
     }))
     .input(UserInfoQuery)
     .output(UserLive)

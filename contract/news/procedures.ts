@@ -4,7 +4,7 @@ import { NewsCreate, NewsCreateResult, NewsDeleteResult, NewsFeed, NewsTargetPat
 
 const tags = ['news'];
 const actor = (ctx: { caller: Caller; ip: string }) => ({ caller: ctx.caller, ip: ctx.ip });
-const targetErrors = { 403: 'Caller lacks manage permission or is not an ancestor of the target', 404: 'No such account or DNA path' } as const;
+const targetErrors = { 403: 'Caller lacks manage permission, or names its own account by ID or name', 404: 'No such account or DNA path in the caller\'s hierarchy (one outside it gets the same answer)' } as const;
 
 export const newsRouter = router({
   createSystem: authedProcedure

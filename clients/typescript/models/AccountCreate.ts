@@ -27,13 +27,13 @@ import {
  */
 export interface AccountCreate {
     /**
-     * Unique username: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)
+     * Username, unique within the tenant: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)
      * @type {string}
      * @memberof AccountCreate
      */
     Name: string;
     /**
-     * Unique email address (stored in lower case)
+     * Email address, unique within the tenant (stored in lower case)
      * @type {string}
      * @memberof AccountCreate
      */

@@ -49,8 +49,10 @@ export const accounts = pgTable('accounts', {
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 }, (t) => [
-  uniqueIndex('accounts_name_key').on(t.name),
-  uniqueIndex('accounts_email_key').on(t.email),
+  // Names and emails are unique per tenant, so one tenant's accounts never reveal another's.
+  // Name (email) first: Root's lookup across tenants by name alone uses the same index.
+  uniqueIndex('accounts_name_owner_key').on(t.name, t.ownerId),
+  uniqueIndex('accounts_email_owner_key').on(t.email, t.ownerId),
   uniqueIndex('accounts_dna_key').on(t.dna.op('text_pattern_ops')),
   index('accounts_parent_idx').on(t.parentId),
   index('accounts_owner_idx').on(t.ownerId),

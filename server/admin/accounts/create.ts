@@ -31,7 +31,8 @@ export async function createAccount(d: AccountDeps, actor: Actor, input: Account
   if (role === 'user' && amount < d.userMinBalance) {
     throw badRequest(`CreditGranted: a new account needs at least ${d.userMinBalance} (UserMinBalance)`, 'credit_below_minimum');
   }
-  await assertAvailable(d.db, { name, email });
+  // A new account joins the caller's tenant; a new Owner starts a tenant of its own, empty so far.
+  if (role === 'user') await assertAvailable(d.db, caller.ownerId, { name, email });
 
   const key = generateAccountKey();
   const { row, transfer } = await d.db.transaction(async (tx) => {

@@ -5,7 +5,7 @@ import { conflict } from '../../../contract/errors';
 import { accountKeys, accounts, news } from '../../adapters/storage/schema';
 import { recordOperation } from '../../state/oplog/oplog';
 import type { AccountDeps } from './deps';
-import { assertInHierarchy, findAccount, parseSingleIdentifier } from './identifiers';
+import { findAccount, parseSingleIdentifier, refuseSelf } from './identifiers';
 import { refundRemaining } from './transfer';
 import { toAccount } from './view';
 
@@ -18,8 +18,8 @@ export async function deleteAccount(d: AccountDeps, actor: Actor, identifier: st
   const { caller } = actor;
   const ident = parseSingleIdentifier(identifier);
   const { row, cards, transfer, hint } = await d.db.transaction(async (tx) => {
-    const target = await findAccount(tx, ident, true);
-    assertInHierarchy(caller, target, false);
+    const target = await findAccount(tx, caller, ident, { lock: true });
+    refuseSelf(caller, target);
     // Creating a child locks its parent's row too, so no child can appear after this count.
     const [{ n }] = await tx.select({ n: count() }).from(accounts).where(eq(accounts.parentId, target.id));
     if (n > 0) throw conflict(`Account #${target.id} has ${n} subaccount${n === 1 ? '' : 's'}; delete or move them first`, 'has_children');

@@ -1,11 +1,10 @@
-import { eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Caller } from '../../../contract/services';
 import { badRequest, forbidden, notFound } from '../../../contract/errors';
 import type { Db, Tx } from '../../adapters/storage/database';
 import { accounts } from '../../adapters/storage/schema';
 import type { AccountRow } from '../../state/accounts/account-cache';
-import { isDescendantDna } from '../../state/accounts/caller';
-import { DNA_PATH } from '../billing/subtree';
+import { DNA_PATH, inSubtree } from '../billing/subtree';
 
 const INT_MAX = 2_147_483_647;
 
@@ -74,19 +73,33 @@ export function describe(id: Exclude<Identifier, { kind: 'filter' }>): string {
   }
 }
 
-/** One account by identifier; `lock` takes its row lock for the rest of the transaction. */
-export async function findAccount(db: Db | Tx, id: Exclude<Identifier, { kind: 'filter' }>, lock = false): Promise<AccountRow> {
-  const query = db.select().from(accounts).where(condition(id)).limit(1);
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw notFound(`Account ${describe(id)} not found`);
-  return row;
+/** How many accounts an ambiguous name or email lists (Root only: it sees every tenant). */
+const AMBIGUOUS_SHOWN = 5;
+
+/**
+ * One account the caller can reach, by identifier: the caller itself or an account below it
+ * (for Root, any account). An account out of reach is answered exactly like one that does not
+ * exist (the same 404 and message, from the identifier alone), so no ID, name, email or DNA path
+ * tells a caller what lies outside its tree, another tenant's accounts least of all. Names and
+ * emails are unique per tenant and every tree but Root's lies in one tenant, so only Root can
+ * meet a name two accounts share: it gets a 400 listing them. `lock` takes the row lock for the
+ * rest of the transaction.
+ */
+export async function findAccount(
+  db: Db | Tx, caller: Caller, id: Exclude<Identifier, { kind: 'filter' }>, opts: { lock?: boolean; param?: string } = {},
+): Promise<AccountRow> {
+  const reach = caller.isRoot ? undefined : and(eq(accounts.ownerId, caller.ownerId), inSubtree(accounts.dna, caller.dna));
+  const query = db.select().from(accounts).where(and(condition(id), reach)).orderBy(asc(accounts.id)).limit(AMBIGUOUS_SHOWN + 1);
+  const rows = opts.lock ? await query.for('update') : await query;
+  if (rows.length === 0) throw notFound(`Account ${describe(id)} not found`);
+  if (rows.length > 1) {
+    const listed = rows.slice(0, AMBIGUOUS_SHOWN).map((r) => `#${r.id} ${r.dna}`).join(', ');
+    throw badRequest(`${opts.param ?? 'identifier'}: ${describe(id)} names accounts of several tenants (${listed}${rows.length > AMBIGUOUS_SHOWN ? ', …' : ''}); name one by ID or DNA path`, 'ambiguous_identifier');
+  }
+  return rows[0];
 }
 
-/** The caller may act on accounts strictly below it (and, where allowed, on itself). */
-export function assertInHierarchy(caller: Caller, row: AccountRow, allowSelf: boolean): void {
-  if (row.id === caller.id) {
-    if (allowSelf) return;
-    throw forbidden('You cannot do this to your own account');
-  }
-  if (!isDescendantDna(row.dna, caller.dna)) throw forbidden(`Account #${row.id} is outside your account hierarchy`);
+/** Some operations may not target the caller's own account. */
+export function refuseSelf(caller: Caller, row: AccountRow): void {
+  if (row.id === caller.id) throw forbidden('You cannot do this to your own account');
 }

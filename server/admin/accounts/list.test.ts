@@ -81,13 +81,14 @@ describe('GET /x-users and /x-dna', () => {
     expect(ids(await a.client.get('/x-users/L2?size=1&page=2'))).toEqual([a2.id]);
   });
 
-  it('answers 403 outside the hierarchy, 404 for the unknown, 400 for malformed identifiers and queries', async () => {
+  it('answers 404 outside the hierarchy as for the unknown, 400 for malformed identifiers and queries', async () => {
     const before = await rowCounts(gw);
     for (const target of [b.id, b.name, b.email, b.dna, '1', 'root', '.1.']) {
-      expect(expectEnvelope(await a.client.get(`/x-users/${encodeURIComponent(String(target))}`), 403).type).toBe('permission_error');
-      expectEnvelope(await a.client.get(`/x-dna/${encodeURIComponent(String(target))}`), 403);
+      const e = expectEnvelope(await a.client.get(`/x-users/${encodeURIComponent(String(target))}`), 404);
+      expect(e, String(target)).toEqual({ message: `Account ${typeof target === 'number' || /^\d+$/.test(target) ? `#${target}` : target.startsWith('.') || target.includes('@') ? target : `"${target}"`} not found`, type: 'not_found_error', code: 'not_found' });
+      expect(expectEnvelope(await a.client.get(`/x-dna/${encodeURIComponent(String(target))}`), 404)).toEqual(e);
     }
-    expectEnvelope(await a1.client.get(`/x-users/${a2.id}`), 403);
+    expectEnvelope(await a1.client.get(`/x-users/${a2.id}`), 404);
     for (const target of ['999999', '99999999999', 'nobody-here', 'nobody@example.test', '.1.999999.']) {
       expect(expectEnvelope(await gw.root.get(`/x-users/${target}`), 404).type).toBe('not_found_error');
     }

@@ -8,7 +8,7 @@ import { accounts } from '../../adapters/storage/schema';
 import { pageOf } from '../../adapters/storage/paging';
 import { DNA_PATH, inSubtree } from '../billing/subtree';
 import type { AccountDeps } from './deps';
-import { assertInHierarchy, findAccount, parseIdentifier } from './identifiers';
+import { findAccount, parseIdentifier } from './identifiers';
 import { accountViews } from './view';
 
 const ORDER_COLUMNS = { id: accounts.id, name: accounts.name, email: accounts.email, level: accounts.level, dna: accounts.dna, created: accounts.createdAt };
@@ -54,13 +54,13 @@ export function listAccounts(d: AccountDeps, { caller }: Actor, scope: AccountSc
 /**
  * The path forms: a filter selects among the scope (children or descendants); an ID, name or
  * email selects that one account anywhere in the caller's hierarchy (the caller itself
- * included); a DNA path selects that account, and on `/x-dna` its whole subtree.
+ * included; any other is 404, as if it did not exist); a DNA path selects that account, and
+ * on `/x-dna` its whole subtree.
  */
 export async function selectAccounts(d: AccountDeps, { caller }: Actor, scope: AccountScope, identifier: string, paging: AccountPaging): Promise<Page<Account>> {
   const ident = parseIdentifier(identifier);
   if (ident.kind === 'filter') return page(d, and(scopeCondition(scope, caller), ident.where)!, paging);
-  const row = await findAccount(d.db, ident);
-  assertInHierarchy(caller, row, true);
+  const row = await findAccount(d.db, caller, ident);
   if (ident.kind === 'dna' && scope === 'descendants') {
     return page(d, and(inSubtree(accounts.dna, row.dna), ne(accounts.id, caller.id))!, paging);
   }

@@ -42,19 +42,89 @@ describe('Owners (TENANCY=multi)', () => {
     expect(await rowCounts(gw)).toEqual(before);
   });
 
-  it('cannot see or touch another Owner\'s accounts (403)', async () => {
+  it('cannot see or touch another Owner\'s accounts (404, as if they did not exist)', async () => {
     const before = await rowCounts(gw);
     expect(await ownerB.client.get('/x-dna').then((r) => r.body)).toEqual([]);
     for (const path of [`/x-users/${userA.id}`, `/x-dna/${userA.name}`, `/x-dna/${ownerA.dna}`, `/x-users/${userA.email}`, `/x-users/${ownerA.id}`]) {
-      expectEnvelope(await ownerB.client.get(path), 403);
+      expect(expectEnvelope(await ownerB.client.get(path), 404).code, path).toBe('not_found');
     }
     expect((await ownerB.client.get(`/x-dna?dna=${ownerA.dna}`)).body).toEqual([]);
     expect((await ownerB.client.get('/x-dna/R0')).body).toEqual([]);
-    expectEnvelope(await ownerB.client.put(`/x-users/${userA.id}`, { Suspended: true }), 403);
-    expectEnvelope(await ownerB.client.delete(`/x-users/${userA.id}`), 403);
-    expectEnvelope(await ownerB.client.post(`/x-news/${userA.id}`, { title: 't', content: 'c' }), 403);
-    expectEnvelope(await ownerA.client.put(`/x-users/${ownerB.id}`, { Alias: 'x' }), 403);
+    expectEnvelope(await ownerB.client.put(`/x-users/${userA.id}`, { Suspended: true }), 404);
+    expectEnvelope(await ownerB.client.delete(`/x-users/${userA.id}`), 404);
+    expectEnvelope(await ownerB.client.post(`/x-news/${userA.id}`, { title: 't', content: 'c' }), 404);
+    expectEnvelope(await ownerA.client.put(`/x-users/${ownerB.id}`, { Alias: 'x' }), 404);
     expect(await rowCounts(gw)).toEqual(before);
+  });
+
+  it('cannot tell another tenant\'s account from none: the same status and body on every route that takes an account', async () => {
+    const { Name, Email } = fresh('probe');
+    const probe = async (ident: string) => {
+      const q = encodeURIComponent(ident);
+      const answers: Record<string, unknown> = {};
+      for (const [method, path, body] of [
+        ['GET', `/x-users/${q}`], ['GET', `/x-dna/${q}`], ['PUT', `/x-users/${q}`, { Alias: 'x' }], ['POST', `/x-users/${q}`, { Suspended: true }],
+        ['DELETE', `/x-users/${q}`], ['GET', `/x-info?user=${q}`], ['GET', `/x-bill?user=${q}`], ['GET', `/x-bill?u=${q}&days=7`],
+        ['POST', `/x-news/${q}`, { title: 't', content: 'c' }], ['DELETE', `/x-news/${q}`],
+      ] as const) {
+        const r = await ownerB.client.request(method, path, { body });
+        answers[`${method} ${path}`] = { status: r.status, body: r.body };
+      }
+      return answers;
+    };
+    const none = { name: await probe(Name), email: await probe(Email) };
+    const victim = await make(gw, ownerA.client, { Name, Email });
+    const before = await rowCounts(gw);
+    expect({ name: await probe(Name), email: await probe(Email) }).toEqual(none);
+    expect(Object.values(none.name)).toContainEqual({ status: 404, body: { error: { message: `Account "${Name}" not found`, type: 'not_found_error', code: 'not_found' } } });
+    for (const answer of [...Object.values(none.name), ...Object.values(none.email)]) expect(answer).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    // IDs and DNA paths: the answer for an ID or path nobody has, the number aside.
+    const unused = 2_000_000_000;
+    const same = (answers: Record<string, unknown>, from: string) => JSON.stringify(Object.values(answers)).replaceAll(from, 'N');
+    expect(same(await probe(String(victim.id)), String(victim.id))).toBe(same(await probe(String(unused)), String(unused)));
+    expect(same(await probe(victim.dna), victim.dna)).toBe(same(await probe(`${ownerA.dna}${unused}.`), `${ownerA.dna}${unused}.`));
+    expect(await rowCounts(gw)).toEqual(before);
+    // The victim is untouched and its own Owner and Root still see it.
+    expect((await ownerA.client.get(`/x-users/${Name}`)).body[0]).toMatchObject({ ID: victim.id, Alias: Name, Suspended: false });
+    expect((await gw.root.get(`/x-users/${Email}`)).body[0].ID).toBe(victim.id);
+  });
+
+  it('have names and emails of their own: unique per tenant, found in the caller\'s tenant only', async () => {
+    const taken = await make(gw, ownerA.client);
+    // Colliding only with another tenant's account is no collision.
+    const twin = await make(gw, ownerB.client, { Name: taken.name, Email: taken.email.toUpperCase() });
+    expect(twin.email).toBe(taken.email);
+    expect((await ownerA.client.get(`/x-users/${taken.name}`)).body.map((a: any) => a.ID)).toEqual([taken.id]);
+    expect((await ownerB.client.get(`/x-users/${taken.email}`)).body.map((a: any) => a.ID)).toEqual([twin.id]);
+    expect((await twin.client.get('/dashboard/status')).body).toMatchObject({ id: twin.id, name: taken.name });
+    // Inside one tenant they stay unique, on create and on rename.
+    expect(expectEnvelope(await ownerB.client.post('/x-users', { ...fresh(), Name: taken.name, CreditGranted: 5 }), 409).code).toBe('duplicate_name');
+    expect(expectEnvelope(await ownerB.client.post('/x-users', { ...fresh(), Email: taken.email, CreditGranted: 5 }), 409).code).toBe('duplicate_email');
+    const other = await make(gw, ownerB.client);
+    expect(expectEnvelope(await ownerB.client.put(`/x-users/${other.id}`, { Name: taken.name }), 409).code).toBe('duplicate_name');
+    // Renaming into another tenant's name is fine.
+    const renamed = await ownerA.client.put(`/x-users/${taken.id}`, { Name: other.name, Email: other.email });
+    expect(renamed.status, renamed.text).toBe(200);
+    // Root sees every tenant: a shared name is ambiguous there, so it lists them; the ID always works.
+    const e = expectEnvelope(await gw.root.get(`/x-users/${other.name}`), 400);
+    expect(e.code).toBe('ambiguous_identifier');
+    expect(e.message).toContain(`#${taken.id} ${taken.dna}`);
+    expect(e.message).toContain(`#${other.id} ${other.dna}`);
+    expect(expectEnvelope(await gw.root.get(`/x-bill?user=${other.email}`), 400).message).toMatch(/^user: /);
+    expect((await gw.root.get(`/x-users/${other.id}`)).body[0].ID).toBe(other.id);
+    expect((await gw.root.get(`/x-users/${userA.name}`)).body[0].ID).toBe(userA.id);
+  });
+
+  it('keep names unique when Root moves a subtree into a tenant', async () => {
+    const owner = await make(gw, gw.root, { Role: 'owner', CreditGranted: 0 });
+    const rootUser = await make(gw, gw.root);
+    const inside = await make(gw, owner.client, { Name: rootUser.name });
+    const e = expectEnvelope(await gw.root.put(`/x-users/${owner.id}`, { Role: 'user' }), 409);
+    expect(e.code).toBe('duplicate_name');
+    expect(e.message).toContain(`account #${inside.id}`);
+    expect((await gw.root.get(`/x-users/${owner.id}`)).body[0]).toMatchObject({ Role: 'owner', OwnerID: owner.id });
+    await owner.client.put(`/x-users/${inside.id}`, { Name: `${rootUser.name}x` });
+    expect((await gw.root.put(`/x-users/${owner.id}`, { Role: 'user' })).body.User).toMatchObject({ Role: 'user', OwnerID: 1 });
   });
 
   it('see only their own provider keys and configuration', async () => {

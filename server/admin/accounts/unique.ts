@@ -29,13 +29,17 @@ export function rethrowUnique(values: { name?: string; email?: string }) {
   };
 }
 
-/** The explicit check before writing: a clear 409 in the common case (the index decides races). */
-export async function assertAvailable(db: Db | Tx, values: { name?: string; email?: string }, exceptId?: number): Promise<void> {
+/**
+ * The explicit check before writing: a clear 409 in the common case (the index decides races).
+ * Names and emails are unique per tenant: only the accounts of `tenant` (an Owner's ID) count,
+ * so a collision with another tenant's account is no collision and reveals nothing.
+ */
+export async function assertAvailable(db: Db | Tx, tenant: number, values: { name?: string; email?: string }, exceptId?: number): Promise<void> {
   const conds: SQL[] = [];
   if (values.name !== undefined) conds.push(eq(accounts.name, values.name));
   if (values.email !== undefined) conds.push(eq(accounts.email, values.email));
   if (conds.length === 0) return;
-  const where = exceptId === undefined ? or(...conds) : and(or(...conds), ne(accounts.id, exceptId));
+  const where = and(eq(accounts.ownerId, tenant), or(...conds), exceptId === undefined ? undefined : ne(accounts.id, exceptId));
   const rows = await db.select({ name: accounts.name, email: accounts.email }).from(accounts).where(where).limit(2);
   if (values.name !== undefined && rows.some((r) => r.name === values.name)) throw taken('Name', values.name);
   if (values.email !== undefined && rows.some((r) => r.email === values.email)) throw taken('Email', values.email);

@@ -1,4 +1,5 @@
-import { count, eq } from 'drizzle-orm';
+import { and, count, eq, not, or } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { AccountPatch, AccountResult, CreditTransfer } from '../../../contract/accounts/schemas';
 import type { Actor, Caller } from '../../../contract/services';
 import { ApiError, badRequest, conflict, forbidden } from '../../../contract/errors';
@@ -10,7 +11,7 @@ import { recordOperation } from '../../state/oplog/oplog';
 import { inSubtree } from '../billing/subtree';
 import { DEFAULT_CREDIT_DAYS, type AccountDeps } from './deps';
 import { assertOwnerOnly, assertSelfUpdate, columnValues } from './fields';
-import { assertInHierarchy, findAccount, parseSingleIdentifier } from './identifiers';
+import { findAccount, parseSingleIdentifier } from './identifiers';
 import { assertAvailable, rethrowUnique } from './unique';
 import { grant, takeBack } from './transfer';
 import { accountViews, roundCredit } from './view';
@@ -26,6 +27,7 @@ async function roleChange(tx: Tx, d: AccountDeps, caller: Caller, target: Accoun
     if (d.tenancy !== 'multi') throw badRequest('Role: "owner" needs TENANCY=multi; with a single tenant Root is the one Owner', 'single_tenancy');
     if (!caller.isRoot) throw forbidden('Only Root may make an account an Owner');
     if (target.parentId !== caller.id) throw badRequest('Role: Owners are direct children of Root', 'owner_not_root_child');
+    await assertMovable(tx, target, target.id);
     return target.id;
   }
   if (!caller.isRoot) throw forbidden('Only Root may demote an Owner');
@@ -34,7 +36,27 @@ async function roleChange(tx: Tx, d: AccountDeps, caller: Caller, target: Accoun
   if (keys > 0 || configs > 0) {
     throw conflict(`Owner #${target.id} still has ${keys} provider keys and ${configs} configuration keys; remove them before demoting it`, 'owner_has_configuration');
   }
+  await assertMovable(tx, target, caller.ownerId);
   return caller.ownerId;
+}
+
+/**
+ * Names and emails are unique per tenant: a subtree moving into `tenant` must not bring one its
+ * accounts already use. Only Root moves subtrees, and it sees every tenant, so the 409 names both.
+ */
+async function assertMovable(tx: Tx, target: AccountRow, tenant: number): Promise<void> {
+  const there = alias(accounts, 'there');
+  const [clash] = await tx.select({ id: accounts.id, name: accounts.name, email: accounts.email, otherId: there.id, otherName: there.name })
+    .from(accounts)
+    .innerJoin(there, and(eq(there.ownerId, tenant), or(eq(there.name, accounts.name), eq(there.email, accounts.email)), not(inSubtree(there.dna, target.dna))))
+    .where(inSubtree(accounts.dna, target.dna))
+    .limit(1);
+  if (!clash) return;
+  const field = clash.name === clash.otherName ? 'Name' : 'Email';
+  throw conflict(
+    `${field} "${field === 'Name' ? clash.name : clash.email}" of account #${clash.id} is already taken in tenant #${tenant} (account #${clash.otherId}); rename one of them first`,
+    field === 'Name' ? 'duplicate_name' : 'duplicate_email',
+  );
 }
 
 /** PUT/POST /x-users/{identifier}: any descendant, or the caller's own profile. */
@@ -51,9 +73,8 @@ export async function updateAccount(d: AccountDeps, actor: Actor, identifier: st
   const touched = new Set<number>();
   let ownersMoved = false;
   const { row, transfer } = await d.db.transaction(async (tx) => {
-    const target = await findAccount(tx, ident, true);
+    const target = await findAccount(tx, caller, ident, { lock: true });
     const self = target.id === caller.id;
-    assertInHierarchy(caller, target, true);
     if (self) assertSelfUpdate(caller, patch);
     const [parent] = target.parentId === null ? [null] : await tx.select().from(accounts).where(eq(accounts.id, target.parentId));
     const [payer] = target.id === caller.id ? [target] : await tx.select().from(accounts).where(eq(accounts.id, caller.id));
@@ -66,7 +87,7 @@ export async function updateAccount(d: AccountDeps, actor: Actor, identifier: st
     const values = columnValues(patch, target, bound, 'update');
     if (patch.Name !== undefined && patch.Name !== target.name) values.name = patch.Name;
     if (email !== undefined && email !== target.email) values.email = email;
-    await assertAvailable(tx, { name: values.name, email: values.email }, target.id);
+    await assertAvailable(tx, newTenant ?? target.ownerId, { name: values.name, email: values.email }, target.id);
 
     if (values.rates !== undefined && values.rates !== target.rates) await rescaleGrants(tx, target.id, values.rates / target.rates);
     const priced = { ...target, rates: values.rates ?? target.rates };

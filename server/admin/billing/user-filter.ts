@@ -1,9 +1,8 @@
 import { and, eq, ne, sql, type SQL } from 'drizzle-orm';
 import type { Caller } from '../../../contract/services';
-import { ApiError, badRequest, forbidden } from '../../../contract/errors';
+import { ApiError, badRequest } from '../../../contract/errors';
 import type { Db } from '../../adapters/storage/database';
 import { accounts, usageDaily } from '../../adapters/storage/schema';
-import { isDescendantDna } from '../../state/accounts/caller';
 import { findAccount, parseIdentifier } from '../accounts/identifiers';
 import { inSubtree } from './subtree';
 
@@ -27,21 +26,16 @@ export function asUserParam<T>(fn: () => T): T {
 /**
  * `user`/`u` of `/x-bill`, in the accounts area's identifier forms: an ID, username or email
  * names one account; a DNA path that account and everything below it; `L{n}`/`G{n}`/`R{n}`/
- * `T{n}`/`F{n}` the descendants matching. Outside the caller's tree is 403, unknown 404, and
- * the caller itself 400: its own usage is never part of a descendant bill.
+ * `T{n}`/`F{n}` the descendants matching. Unknown and outside the caller's tree are the same
+ * 404, and the caller itself 400: its own usage is never part of a descendant bill.
  */
 export async function resolveBillUser(db: Db, caller: Caller, raw: string): Promise<BillScope> {
   const id = asUserParam(() => parseIdentifier(raw));
   if (id.kind === 'filter') return { kind: 'attribute', where: id.where };
-  if (id.kind === 'dna') {
-    if (id.dna === caller.dna) return { kind: 'all' };
-    if (!isDescendantDna(id.dna, caller.dna)) throw forbidden(`user: ${id.dna} is outside your account tree`);
-    await findAccount(db, id);
-    return { kind: 'subtree', dna: id.dna };
-  }
-  const row = await findAccount(db, id);
+  if (id.kind === 'dna' && id.dna === caller.dna) return { kind: 'all' };
+  const row = await findAccount(db, caller, id, { param: 'user' });
+  if (id.kind === 'dna') return { kind: 'subtree', dna: row.dna };
   if (row.id === caller.id) throw badRequest('user: your own usage is not part of /x-bill; see /dashboard/bill', 'own_account');
-  if (!isDescendantDna(row.dna, caller.dna)) throw forbidden(`Account #${row.id} is outside your account tree`);
   return { kind: 'account', id: row.id };
 }
 

@@ -154,7 +154,7 @@ describe('GET /x-info', () => {
     expect((await gw.root.get(`/x-info?user=${stranger.name}`)).body.id).toBe(stranger.id);
   });
 
-  it('is 400 without user, 403 outside the tree or for a non-Owner, 404 for an unknown account', async () => {
+  it('is 400 without user, 403 for a non-Owner, 404 for an unknown account or one outside the tree', async () => {
     const owner = gw.as(ownerA.key);
     expect(expectEnvelope(await owner.get('/x-info'), 400).message).toMatch(/user/);
     expectEnvelope(await owner.get('/x-info?user='), 400);
@@ -162,9 +162,9 @@ describe('GET /x-info', () => {
     expectEnvelope(await owner.get(`/x-info?user=${'x'.repeat(321)}`), 400);
     expectEnvelope(await owner.get(`/x-info?user=${child.id}&extra=1`), 400);
     expectEnvelope(await owner.get(`/x-info?user=${child.id}&user=${user.id}`), 400);
-    expectEnvelope(await owner.get(`/x-info?user=${stranger.id}`), 403);
-    expectEnvelope(await owner.get(`/x-info?user=${ownerB.name}`), 403);
-    expectEnvelope(await owner.get('/x-info?user=1'), 403);
+    expect(expectEnvelope(await owner.get(`/x-info?user=${stranger.id}`), 404).message).toBe(`Account #${stranger.id} not found`);
+    expect(expectEnvelope(await owner.get(`/x-info?user=${ownerB.name}`), 404).message).toBe(`Account "${ownerB.name}" not found`);
+    expectEnvelope(await owner.get('/x-info?user=1'), 404);
     expectEnvelope(await owner.get('/x-info?user=99999999'), 404);
     expectEnvelope(await owner.get('/x-info?user=99999999999999999999'), 404);
     expectEnvelope(await owner.get('/x-info?user=nobody-by-that-name'), 404);

@@ -2,7 +2,7 @@ import { and, asc, eq, gt } from 'drizzle-orm';
 import type { Actor } from '../../../contract/services';
 import type { DashboardService } from '../../../contract/dashboard/service';
 import type { LogQuery, UserLive } from '../../../contract/dashboard/schemas';
-import { ApiError, forbidden } from '../../../contract/errors';
+import { ApiError } from '../../../contract/errors';
 import type { Db } from '../../adapters/storage/database';
 import { accounts, creditGrants } from '../../adapters/storage/schema';
 import { activeGrants } from '../../state/credits/ledger';
@@ -55,10 +55,9 @@ export class Dashboard implements DashboardService {
     return visibleModels(routing, row);
   }
 
-  /** The Owner's own tree only (itself included); another tenant's account is out of scope. */
+  /** The Owner's own tree only (itself included); any other account is 404, as if it did not exist. */
   async userInfo({ caller }: Actor, user: string): Promise<UserLive> {
-    const row = await findAccount(this.db, asUserParam(() => parseSingleIdentifier(user, 'user')));
-    if (!row.dna.startsWith(caller.dna)) throw forbidden(`Account #${row.id} is outside your account tree`);
+    const row = await findAccount(this.db, caller, asUserParam(() => parseSingleIdentifier(user, 'user')), { param: 'user' });
     const [cards, usage] = await Promise.all([activeGrants(this.db, row.id), liveUsage(this.db, row.id)]);
     return { ...toUserInfo(row, cards, this.usage.pendingCredit(row.id)), ...usage };
   }

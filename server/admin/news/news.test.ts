@@ -54,11 +54,12 @@ describe('POST /x-news', () => {
     expect((await a.client.post(`/x-news/${a.dna}`, { title: 'For the a tree', content: 'c' })).status).toBe(201);
 
     const before = await rowCounts(gw);
-    expectEnvelope(await a1.client.post(`/x-news/${a.id}`, { title: 't', content: 'c' }), 403);
-    expectEnvelope(await a1.client.post(`/x-news/${a2.id}`, { title: 't', content: 'c' }), 403);
+    // Above or beside the caller is 404, as for an account that does not exist; itself by ID is no ancestor's target.
+    expectEnvelope(await a1.client.post(`/x-news/${a.id}`, { title: 't', content: 'c' }), 404);
+    expectEnvelope(await a1.client.post(`/x-news/${a2.id}`, { title: 't', content: 'c' }), 404);
     expectEnvelope(await a.client.post(`/x-news/${a.id}`, { title: 't', content: 'c' }), 403);
-    expectEnvelope(await a.client.post(`/x-news/${b.dna}`, { title: 't', content: 'c' }), 403);
-    expectEnvelope(await a.client.post('/x-news/.1.', { title: 't', content: 'c' }), 403);
+    expect(expectEnvelope(await a.client.post(`/x-news/${b.dna}`, { title: 't', content: 'c' }), 404).message).toBe(`Account ${b.dna} not found`);
+    expectEnvelope(await a.client.post('/x-news/.1.', { title: 't', content: 'c' }), 404);
     expectEnvelope(await a.client.post('/x-news/999999', { title: 't', content: 'c' }), 404);
     expectEnvelope(await a.client.post('/x-news/.1.999999.', { title: 't', content: 'c' }), 404);
     expectEnvelope(await a.client.post('/x-news/L1', { title: 't', content: 'c' }), 400);
@@ -136,8 +137,8 @@ describe('DELETE /x-news', () => {
   it('removes every system-wide entry (Root only), and refuses others without writing', async () => {
     const before = await rowCounts(gw);
     expectEnvelope(await a.client.delete('/x-news'), 403);
-    expectEnvelope(await a1.client.delete(`/x-news/${a.id}`), 403);
-    expectEnvelope(await a.client.delete(`/x-news/${b.id}`), 403);
+    expectEnvelope(await a1.client.delete(`/x-news/${a.id}`), 404);
+    expectEnvelope(await a.client.delete(`/x-news/${b.id}`), 404);
     expectEnvelope(await gw.root.delete('/x-news/999999'), 404);
     expectEnvelope(await gw.root.delete('/x-news/.1.x.'), 400);
     expect(await rowCounts(gw)).toEqual(before);

@@ -50,7 +50,8 @@ export class News implements NewsService {
    */
   private async target(caller: Caller, raw: string): Promise<Target> {
     const ident = parseSingleIdentifier(raw, 'target');
-    const account = await findAccount(this.db, ident);
+    // Beyond the caller's reach is 404, the answer for an account that does not exist.
+    const account = await findAccount(this.db, caller, ident, { param: 'target' });
     const subtree = ident.kind === 'dna';
     const allowed = caller.isRoot || isDescendantDna(account.dna, caller.dna) || (subtree && account.id === caller.id);
     if (!allowed) throw forbidden(`You are not an ancestor of ${subtree ? account.dna : `account #${account.id}`}`);

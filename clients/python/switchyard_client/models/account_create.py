@@ -203,7 +203,7 @@ class AccountCreate(object):
     def name(self):
         """Gets the name of this AccountCreate.  # noqa: E501
 
-        Unique username: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)  # noqa: E501
+        Username, unique within the tenant: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)  # noqa: E501
 
         :return: The name of this AccountCreate.  # noqa: E501
         :rtype: str
@@ -214,7 +214,7 @@ class AccountCreate(object):
     def name(self, name):
         """Sets the name of this AccountCreate.
 
-        Unique username: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)  # noqa: E501
+        Username, unique within the tenant: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)  # noqa: E501
 
         :param name: The name of this AccountCreate.  # noqa: E501
         :type: str
@@ -237,7 +237,7 @@ class AccountCreate(object):
     def email(self):
         """Gets the email of this AccountCreate.  # noqa: E501
 
-        Unique email address (stored in lower case)  # noqa: E501
+        Email address, unique within the tenant (stored in lower case)  # noqa: E501
 
         :return: The email of this AccountCreate.  # noqa: E501
         :rtype: str
@@ -248,7 +248,7 @@ class AccountCreate(object):
     def email(self, email):
         """Sets the email of this AccountCreate.
 
-        Unique email address (stored in lower case)  # noqa: E501
+        Email address, unique within the tenant (stored in lower case)  # noqa: E501
 
         :param email: The email of this AccountCreate.  # noqa: E501
         :type: str

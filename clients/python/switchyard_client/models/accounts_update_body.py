@@ -206,7 +206,7 @@ class AccountsUpdateBody(object):
     def name(self):
         """Gets the name of this AccountsUpdateBody.  # noqa: E501
 
-        Unique username: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)  # noqa: E501
+        Username, unique within the tenant: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)  # noqa: E501
 
         :return: The name of this AccountsUpdateBody.  # noqa: E501
         :rtype: str
@@ -217,7 +217,7 @@ class AccountsUpdateBody(object):
     def name(self, name):
         """Sets the name of this AccountsUpdateBody.
 
-        Unique username: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)  # noqa: E501
+        Username, unique within the tenant: 4-63 letters, digits, `_`, `-`, `.`; at least one letter; not all digits; not shaped like a path filter (`L2`)  # noqa: E501
 
         :param name: The name of this AccountsUpdateBody.  # noqa: E501
         :type: str
@@ -238,7 +238,7 @@ class AccountsUpdateBody(object):
     def email(self):
         """Gets the email of this AccountsUpdateBody.  # noqa: E501
 
-        Unique email address (stored in lower case)  # noqa: E501
+        Email address, unique within the tenant (stored in lower case)  # noqa: E501
 
         :return: The email of this AccountsUpdateBody.  # noqa: E501
         :rtype: str
@@ -249,7 +249,7 @@ class AccountsUpdateBody(object):
     def email(self, email):
         """Sets the email of this AccountsUpdateBody.
 
-        Unique email address (stored in lower case)  # noqa: E501
+        Email address, unique within the tenant (stored in lower case)  # noqa: E501
 
         :param email: The email of this AccountsUpdateBody.  # noqa: E501
         :type: str
