@@ -1,8 +1,11 @@
 import { readSettings, SettingsError } from '../core/settings';
 import { startGateway, NativeUwsMissingError } from './gateway';
 import { createLogger, errorFields } from '../core/log';
+import { DataDirInUseError } from '../adapters/storage/data-dir-lock';
 
 const log = createLogger();
+/** Past SHUTDOWN_GRACE_MS: one database connect timeout (10 s) and the pool's close (5 s), with room. */
+const HANG_MARGIN_MS = 20_000;
 
 async function main() {
   const settings = readSettings();
@@ -22,9 +25,17 @@ async function main() {
 
   let stopping = false;
   const stop = (signal: string) => {
+    // A second signal changes nothing: `npm start` forwards the terminal's Ctrl-C to a node
+    // that got it already, and the usage flush must not be cut short by it.
     if (stopping) return;
     stopping = true;
-    log.info('shutdown', { signal });
+    log.info('shutdown', { signal, grace_ms: settings.shutdownGraceMs });
+    // The grace bounds the drain and the usage flush; this only catches a close that hangs
+    // past it (a database connection that neither answers nor fails).
+    setTimeout(() => {
+      log.error('shutdown_timed_out', { after_ms: settings.shutdownGraceMs + HANG_MARGIN_MS });
+      process.exit(1);
+    }, settings.shutdownGraceMs + HANG_MARGIN_MS).unref();
     gateway.close().then(() => process.exit(0), (err) => {
       log.error('shutdown_failed', errorFields(err));
       process.exit(1);
@@ -35,7 +46,7 @@ async function main() {
 }
 
 main().catch((err) => {
-  if (err instanceof SettingsError || err instanceof NativeUwsMissingError) {
+  if (err instanceof SettingsError || err instanceof NativeUwsMissingError || err instanceof DataDirInUseError) {
     process.stderr.write(`switchyard: ${err.message}\n`);
   } else {
     log.error('startup_failed', errorFields(err));
