@@ -63,7 +63,7 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
     log.warn('uws_fallback', { message: 'serving with the slow JavaScript fallback of uWebSockets.js' });
   }
 
-  const database = await openDatabase(settings.databaseUrl, settings.dataDir);
+  const database = await openDatabase(settings.databaseUrl, settings.dataDir, { log });
   const { db } = database;
   let generatedRootKey: string | undefined;
   try {
@@ -174,12 +174,14 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
     async close() {
       if (closed) return;
       closed = true;
+      const deadline = Date.now() + settings.shutdownGraceMs;
       uWS.us_listen_socket_close(listen.socket);
       // Proxied calls under way finish (up to SHUTDOWN_GRACE_MS) and record their usage first.
       await proxy.close();
       (app as { close?: () => void }).close?.();
-      // Buffered usage is money: write it before the database goes away.
-      await usage.close();
+      // Buffered usage is money: write it before the database goes away, retrying a database
+      // that is away until the grace runs out.
+      await usage.close(deadline);
       await database.close();
       log.info('stopped', {});
     },

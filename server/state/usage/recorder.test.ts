@@ -173,6 +173,38 @@ describe('UsageRecorder failures and batching', () => {
     await rec.close();
   });
 
+  it('on close, retries a database that is away (backing off) until it is back, within the deadline', async () => {
+    const logs: string[] = [];
+    const rec = new UsageRecorder(flakyDb(3), createLogger((l) => logs.push(l)), { intervalMs: 100 });
+    const a = await createAccount(gw, owner, { CreditGranted: 5 });
+    for (let i = 0; i < 4; i++) rec.record(usageOf(a, { creditUsed: 0.5 }));
+    const started = Date.now();
+    await rec.close(Date.now() + 10_000);
+    // Three failures back off 200 + 400 + 800 ms before the fourth attempt writes.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    expect(await recordsOf(a.id)).toBe(4);
+    expect(await balanceOf(db(), a.id)).toBeCloseTo(3, 10);
+    expect(logs.filter((l) => l.includes('usage_flush_failed'))).toHaveLength(3);
+    expect(logs.some((l) => l.includes('usage_lost_on_shutdown'))).toBe(false);
+  });
+
+  it('on close, says what is lost only once the deadline has passed', async () => {
+    const logs: string[] = [];
+    const rec = new UsageRecorder(flakyDb(Number.POSITIVE_INFINITY), createLogger((l) => logs.push(l)), { intervalMs: 100 });
+    const a = await createAccount(gw, owner, { CreditGranted: 5 });
+    for (let i = 0; i < 3; i++) rec.record(usageOf(a));
+    const started = Date.now();
+    await rec.close(started + 1500);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(1500);
+    expect(took).toBeLessThan(3000);
+    const lost = logs.filter((l) => l.includes('usage_lost_on_shutdown')).map((l) => JSON.parse(l));
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ level: 'error', events: 3 });
+    expect(lost[0].attempts).toBeGreaterThan(3);
+    expect(await recordsOf(a.id)).toBe(0);
+  });
+
   it('refuses events after close and says so', async () => {
     const logs: string[] = [];
     const rec = new UsageRecorder(db(), createLogger((l) => logs.push(l)), { intervalMs: 60_000 });

@@ -19,6 +19,7 @@ export interface RecorderOptions {
 }
 
 const INT_MAX = 2_147_483_647;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** usage_daily takes 11 parameters a row; PostgreSQL allows 65,535 per statement. */
 const ROWS_PER_INSERT = 4000;
 /** Raw records travel as one document (JSON or CSV): the bound is its size, not a parameter count. */
@@ -100,14 +101,28 @@ export class UsageRecorder implements UsageSink {
     return run;
   }
 
-  /** Stops the timer and writes what is left; called before the database closes. */
-  async close(): Promise<void> {
+  /**
+   * Stops the timer and writes what is left; called before the database closes. A database
+   * that is away is retried (with the usual backoff) until `deadline` (epoch ms; by default
+   * one attempt): buffered usage is money, so shutdown spends its grace on writing it, and
+   * only then logs what could not be written.
+   */
+  async close(deadline = Date.now()): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    try {
-      await this.flush();
-    } catch (err) {
-      this.log.error('usage_lost_on_shutdown', { events: this.buffer.length, ...errorFields(err) });
+    for (let attempts = 1; ; attempts++) {
+      try {
+        await this.flush();
+        break;
+      } catch (err) {
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          this.log.error('usage_lost_on_shutdown', { events: this.buffer.length, attempts, ...errorFields(err) });
+          break;
+        }
+        // The last attempt is made at the deadline rather than skipped for a longer backoff.
+        await sleep(Math.min(Math.max(this.retryAt - Date.now(), 0), left));
+      }
     }
     this.closed = true;
   }
