@@ -47,10 +47,15 @@ export async function openDatabase(url: string | undefined, dataDir: string, opt
         // session, and fn's queries run on the pool's other connections.
         const conn = await client.reserve();
         try {
-          await conn`select pg_advisory_lock(${STARTUP_LOCK}::bigint)`;
+          const [{ locked }] = await conn`select pg_try_advisory_lock(${STARTUP_LOCK}::bigint) as locked`;
+          if (!locked) {
+            // Another instance is migrating: say why this start pauses, then wait for it.
+            log.info('startup_lock_wait', { message: 'another instance holds the start-up lock (migrations, Root bootstrap); waiting' });
+            await conn`select pg_advisory_lock(${STARTUP_LOCK}::bigint)`;
+          }
           return await fn();
         } finally {
-          await conn`select pg_advisory_unlock(${STARTUP_LOCK})`.catch(() => {});
+          await conn`select pg_advisory_unlock(${STARTUP_LOCK}::bigint)`.catch(() => {});
           conn.release();
         }
       },
