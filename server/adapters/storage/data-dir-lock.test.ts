@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,6 +35,17 @@ describe('the DATA_DIR lock', () => {
     await release();
     expect(existsSync(path.join(dir, 'switchyard.lock'))).toBe(false);
     await (await lockDataDir(dir, log))();
+  });
+
+  it('keeps the lock fresh while held, without mistaking its own refresh for another process', async () => {
+    const dir = fresh();
+    const release = await lockDataDir(dir, log);
+    const before = statSync(path.join(dir, 'switchyard.lock')).mtimeMs;
+    await new Promise((r) => setTimeout(r, 2600));
+    expect(statSync(path.join(dir, 'switchyard.lock')).mtimeMs).toBeGreaterThan(before);
+    expect(logs.filter((l) => l.includes('data_dir_lock'))).toEqual([]);
+    await release();
+    expect(logs.filter((l) => l.includes('data_dir_unlock_failed'))).toEqual([]);
   });
 
   it('refuses while the recorded holder lives on this host', async () => {

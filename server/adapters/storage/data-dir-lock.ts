@@ -1,4 +1,4 @@
-import fs, { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import fs, { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -9,9 +9,11 @@ import type { Logger } from '../../core/log';
  * believe they own it, hand out the same IDs, and one's writes are silently lost.
  *
  * The lock is proper-lockfile's (an atomic mkdir of DATA_DIR/switchyard.lock whose mtime the
- * holder refreshes; a lock left unrefreshed for STALE_MS is taken over). Inside it the holder
- * writes its pid and host, so a second start names the process in the way, and a lock left
- * by a process that died on this host is taken over at once rather than after STALE_MS.
+ * holder refreshes; a lock left unrefreshed for STALE_MS is taken over). The folder is made
+ * with the holder's pid and host inside, so a second start names the process in the way, and
+ * a lock left by a process that died on this host is taken over at once rather than after
+ * STALE_MS. (Two starts taking over one dead lock at the same instant can still both win, as
+ * with proper-lockfile's own take-over; a restart is one process.)
  */
 export class DataDirInUseError extends Error {
   constructor(readonly dataDir: string, readonly holder: Holder | undefined) {
@@ -48,7 +50,7 @@ export async function lockDataDir(dataDir: string, log: Logger): Promise<() => P
       stale: STALE_MS,
       update: UPDATE_MS,
       // The lock is a folder that holds the holder file: release and take-over remove both.
-      fs: { ...fs, rmdir: rmLock },
+      fs: lockFs(),
       // proper-lockfile throws from a timer by default, which would kill the process with
       // usage still buffered; the data stays consistent as long as this process is the one writing.
       onCompromised: (err) => log.error('data_dir_lock_lost', { data_dir: dir, error: err.message }),
@@ -58,7 +60,6 @@ export async function lockDataDir(dataDir: string, log: Logger): Promise<() => P
     throw err;
   }
   held.add(dir);
-  writeFileSync(holderPath, JSON.stringify({ pid: process.pid, host: hostname() } satisfies Holder));
   return async () => {
     held.delete(dir);
     await release().catch((err) => log.warn('data_dir_unlock_failed', { data_dir: dir, error: (err as Error).message }));
@@ -87,8 +88,25 @@ function isLeftover(h: Holder): boolean {
   }
 }
 
-function rmLock(lockPath: string, cb: (err: NodeJS.ErrnoException | null) => void): void {
-  fs.rm(path.join(lockPath, HOLDER), { force: true }, () => fs.rmdir(lockPath, cb));
+type Callback = (err: NodeJS.ErrnoException | null) => void;
+
+/**
+ * The file system proper-lockfile locks through: the holder file is written as part of making
+ * the folder (before proper-lockfile records the folder's mtime; a write afterwards would
+ * change it and read as another process's refresh), and removed with it.
+ */
+let fsForLock: typeof fs | undefined;
+function lockFs(): typeof fs {
+  const me = JSON.stringify({ pid: process.pid, host: hostname() } satisfies Holder);
+  fsForLock ??= {
+    ...fs,
+    mkdir: ((p: string, cb: Callback) => fs.mkdir(p, (err) => {
+      if (err) return cb(err);
+      fs.writeFile(path.join(p, HOLDER), me, (werr) => (werr ? fs.rm(p, { recursive: true, force: true }, () => cb(werr)) : cb(null)));
+    })) as typeof fs.mkdir,
+    rmdir: ((p: string, cb: Callback) => fs.rm(path.join(p, HOLDER), { force: true }, () => fs.rmdir(p, cb))) as typeof fs.rmdir,
+  };
+  return fsForLock;
 }
 
 /** `./data` for a folder under the working directory, the absolute path otherwise. */
