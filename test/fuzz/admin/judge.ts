@@ -1,0 +1,85 @@
+import type { AdminRequest } from './requests';
+import type { Finding } from '../support/findings';
+import { envelopeProblem } from '../support/envelope';
+import { changedTables, type Fingerprint } from './fingerprint';
+import { triggersOf } from '../support/triggers';
+
+export interface Answer {
+  status: number;
+  text: string;
+}
+
+/** What each 2xx write must add to the operation log (any one of). */
+const ACTIONS: Record<string, string[]> = {
+  'accounts-create': ['add_user'],
+  'accounts-update': ['update_user', 'update_self'],
+  'accounts-updateByPost': ['update_user', 'update_self'],
+  'accounts-remove': ['delete_user'],
+  'accounts-rotateSelf': ['rotate_self'],
+  'config-batch': ['update_conf'],
+  'config-put': ['update_config'],
+  'config-post': ['update_config'],
+  'config-remove': ['delete_config'],
+  'keys-create': ['add_key'],
+  'keys-update': ['update_key'],
+  'keys-updateByPost': ['update_key'],
+  'keys-remove': ['delete_key'],
+  'news-createSystem': ['add_news'],
+  'news-createTargeted': ['add_news'],
+  'news-removeSystem': ['delete_news'],
+  'news-removeTargeted': ['delete_news'],
+};
+
+/** The checks on one answer that need no database: it came, it is not a 5xx, errors are enveloped, access holds. */
+export function judgeAnswer(r: AdminRequest, a: Answer | { error: string }): Finding[] {
+  const at = `${r.method} ${r.shape}`;
+  const triggers = triggersOf(r);
+  // One defect seen on many routes is one finding, named by what set it off.
+  const keyed = (what: string, byMethod = false) => (triggers.length
+    ? { key: `${what} with ${triggers[0]}`, where: at }
+    : byMethod ? { key: `${r.method} ${what}`, where: at } : { key: `${at} → ${what}` });
+  const also = triggers.length > 1 ? ` (request also had: ${triggers.slice(1).join(', ')})` : '';
+  if ('error' in a) return [{ ...keyed(`no answer (${a.error.replace(/:.*/, '')})`), detail: `connection ended without a response: ${a.error}${also}`, request: r }];
+  const out: Finding[] = [];
+  const f = (what: string, detail: string, byMethod = false) => out.push({ ...keyed(what, byMethod), detail: detail + also, request: r });
+  if (a.status >= 500) f(String(a.status), `answered ${a.status}: ${a.text.slice(0, 200)}`);
+  if (a.status >= 400 && r.method !== 'HEAD') {
+    const problem = envelopeProblem(a.text);
+    if (problem) f(`${a.status} without the error envelope`, problem);
+  }
+  // Unknown paths and methods are 404 (docs/decisions.md); a body may be judged (400/413/415) before the route.
+  const bodyFirst = r.body !== undefined && [400, 413, 415].includes(a.status);
+  if (r.kind === 'unknown' && a.status !== 404 && !bodyFirst) f(`${a.status} for an unknown path (expected 404)`, `answered ${a.status}: ${a.text.slice(0, 120)}`, true);
+  if (r.kind === 'method') {
+    const headOfGet = r.method === 'HEAD' && r.op?.method === 'GET';
+    if (a.status !== 404 && !bodyFirst && !(headOfGet && a.status === 200)) f(`${a.status} for a method the path does not have (expected 404)`, `answered ${a.status}: ${a.text.slice(0, 120)}`, true);
+  }
+  if (r.kind === 'documented' && r.op && a.status >= 200 && a.status < 300) {
+    const op = r.op;
+    if (op.access !== 'public' && (r.actor === 'none' || r.actor === 'bad' || r.actor === 'malformed')) f(`${a.status} without a valid key`, `a ${r.actor} key got ${a.status}`);
+    if (r.actor === 'sub' && (op.access === 'owner' || op.access === 'root')) f(`${a.status} for a subaccount on an ${op.access}-only route`, `answered ${a.status}`);
+    if (!op.statuses.includes(a.status)) f(`undocumented ${a.status}`, `documented: ${op.statuses.join(', ')}`);
+  }
+  return out;
+}
+
+/**
+ * Nothing half-written: a refused write leaves every table and the operation log as they
+ * were; an accepted one adds exactly its own operation-log entry.
+ */
+export function judgeWrite(r: AdminRequest, a: Answer, before: Fingerprint, after: Fingerprint): Finding[] {
+  const at = `${r.method} ${r.shape}`;
+  const logged = after.oplog - before.oplog;
+  const changed = changedTables(before, after);
+  if (a.status >= 200 && a.status < 300 && r.kind === 'documented' && r.op) {
+    const expected = ACTIONS[r.op.id];
+    if (logged !== 1) return [{ key: `${at} → ${a.status} with ${logged} operation-log entries (expected 1)`, detail: `tables changed: ${changed.join(', ') || 'none'}`, request: r }];
+    if (expected && !expected.includes(after.lastAction ?? '')) return [{ key: `${at} → ${a.status} logged ${after.lastAction}`, detail: `expected ${expected.join(' or ')}`, request: r }];
+    return [];
+  }
+  if (a.status >= 200 && a.status < 300) return [];
+  if (logged !== 0 || changed.length) {
+    return [{ key: `${at} → ${a.status} but wrote to ${[...changed, ...(logged ? ['operation_logs'] : [])].join(', ')}`, detail: `a refused request changed the database (${logged} log entries)`, request: r }];
+  }
+  return [];
+}
