@@ -28,6 +28,22 @@ export function proxyErrorBody(anthropic: boolean, status: number, message: stri
     : JSON.stringify({ error: { message, type: errorType(status), code: c } });
 }
 
+/** Why the proxy answers a call itself instead of relaying an upstream answer. */
+export interface Refusal {
+  status: number;
+  message: string;
+  code: string;
+  headers?: Record<string, string>;
+}
+
+/** What a stage decides: `null` lets the call go on, a Refusal is answered to the client. */
+export type Verdict = Refusal | null;
+
+/** Sends a refusal in the format of the route the client called. */
+export function refuse(c: { ex: Exchange; anthropic: boolean }, r: Refusal): void {
+  sendProxyError(c.ex, c.anthropic, r.status, r.message, r.code, r.headers);
+}
+
 export function sendProxyError(ex: Exchange, anthropic: boolean, status: number, message: string, code?: string, headers?: Record<string, string>): void {
   const h = headers ? { 'content-type': 'application/json', ...headers } : JSON_HEADERS;
   ex.send(status, h, proxyErrorBody(anthropic, status, message, code));

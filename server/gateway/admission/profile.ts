@@ -8,7 +8,7 @@ import { accountChecks } from '../limits/account-limits';
 import type { LimitCheck } from '../limits/counters';
 import { parseAllowIps, parseAllowLevels, parseAllowModels, parseResources, type AllowList } from '../../domain/access/allow-lists';
 
-type ModelLimit = { rpm?: number; tpm?: number };
+export type ModelLimit = { rpm?: number; tpm?: number };
 
 /** Everything the proxy reads from an account row, parsed once per change of the row. */
 export interface AccountProfile {
@@ -93,27 +93,33 @@ export class AccountProfiles {
       ? await this.db.select({ id: accounts.id, ownerId: accounts.ownerId, modelMapper: accounts.modelMapper }).from(accounts).where(inArray(accounts.id, ids))
       : [];
     const byId = new Map(ancestors.map((a) => [a.id, a]));
-    const modelMappers: PatternTable<string>[] = [];
-    const own = lenient(() => parseModelMapper(row.modelMapper));
-    if (own.length) modelMappers.push(new PatternTable(own));
-    for (const id of ids) {
-      const a = byId.get(id);
-      // Another tenant's account (Root above an Owner) maps nothing for this one.
-      if (!a || a.ownerId !== row.ownerId || !a.modelMapper) continue;
-      const entries = lenient(() => parseModelMapper(a.modelMapper));
-      if (entries.length) modelMappers.push(new PatternTable(entries));
-    }
-    return {
-      row,
-      modelMappers,
-      levelMapper: new PatternTable(lenient(() => parseLevelMapper(row.levelMapper))),
-      modelLimits: limitTable(row.modelLimits),
-      ips: parseAllowIps(row.allowIps),
-      resources: parseResources(row.resources),
-      models: parseAllowModels(row.allowModels),
-      levels: parseAllowLevels(row.allowLevels),
-      checks: accountChecks(row),
-      exempt: row.role === 'root' || row.role === 'owner',
-    };
+    // Another tenant's account (Root above an Owner) maps nothing for this one.
+    const inherited = ids.map((id) => byId.get(id)).filter((a) => a !== undefined && a.ownerId === row.ownerId).map((a) => a!.modelMapper);
+    return buildProfile(row, inherited);
   }
+}
+
+/**
+ * An account's profile from its row and the ModelMappers of its ancestors within the tenant
+ * (nearest first). Pure: unreadable mapper text maps nothing rather than failing the call.
+ */
+export function buildProfile(row: AccountRow, ancestorModelMappers: readonly string[] = []): AccountProfile {
+  const modelMappers: PatternTable<string>[] = [];
+  for (const text of [row.modelMapper, ...ancestorModelMappers]) {
+    if (!text) continue;
+    const entries = lenient(() => parseModelMapper(text));
+    if (entries.length) modelMappers.push(new PatternTable(entries));
+  }
+  return {
+    row,
+    modelMappers,
+    levelMapper: new PatternTable(lenient(() => parseLevelMapper(row.levelMapper))),
+    modelLimits: limitTable(row.modelLimits),
+    ips: parseAllowIps(row.allowIps),
+    resources: parseResources(row.resources),
+    models: parseAllowModels(row.allowModels),
+    levels: parseAllowLevels(row.allowLevels),
+    checks: accountChecks(row),
+    exempt: row.role === 'root' || row.role === 'owner',
+  };
 }

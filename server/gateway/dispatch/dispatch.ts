@@ -1,11 +1,9 @@
 import type { PooledKey } from '../../state/provider-keys/key-pool';
 import { isSkip, UpstreamSetupError, type Prepared } from '../providers/types';
-import { costOf, priceFor, type TokenUsage } from '../../domain/pricing/cost';
 import type { ProxyCall, ProxyDeps } from '../call';
 import { attempt, type Delivered, type Failed } from './attempt';
 import { levelPlan, switchScope } from './levels';
 import { sendProxyError } from '../errors';
-import { estimateUsage } from './response-usage';
 
 /** Why nothing was delivered, gathered over every key, Level and model tried. */
 class Tally {
@@ -24,8 +22,6 @@ class Tally {
     if (f.status !== 429) this.onlyRateLimited = false;
   }
 }
-
-const ZERO: TokenUsage = { prompt: 0, completion: 0, reasoning: 0, cached: 0, cacheWrite: 0 };
 
 /** The request body for a model: the client's bytes unless the model or stream options change. */
 function bodyFor(c: ProxyCall, model: string): Buffer {
@@ -50,7 +46,7 @@ function bodyFor(c: ProxyCall, model: string): Buffer {
  * Only failures before the first byte move on (connection errors, timeouts, 408, 429, 5xx,
  * and 401/403 which also disable the key); any other upstream answer is the client's.
  */
-export async function dispatch(d: ProxyDeps, c: ProxyCall): Promise<void> {
+export async function dispatch(d: ProxyDeps, c: ProxyCall): Promise<Delivered | null> {
   const tally = new Tally();
   const ownerId = c.row.ownerId;
   const chain = c.owner.failover.size ? c.owner.failover.match(c.model) : undefined;
@@ -60,15 +56,17 @@ export async function dispatch(d: ProxyDeps, c: ProxyCall): Promise<void> {
     const start = i === 0 ? c.level : c.profile.levelMapper.match(model) ?? c.owner.levelMapper.match(model) ?? c.row.level;
     for (const level of levelPlan(start, c.owner.switchOver, ownerId, d.limits, c.profile.levels, Date.now())) {
       tally.lastLevel = level;
-      if (await tryLevel(d, c, model, level, tally)) return;
-      if (c.ex.aborted) return;
+      const done = await tryLevel(d, c, model, level, tally);
+      if (done) return done === true ? null : done;
+      if (c.ex.aborted) return null;
     }
   }
   finalError(d, c, tally);
+  return null;
 }
 
-/** True when the call is finished (delivered, or the client left). */
-async function tryLevel(d: ProxyDeps, c: ProxyCall, model: string, level: number, tally: Tally): Promise<boolean> {
+/** The delivered answer, true when the client left, false to try the next Level. */
+async function tryLevel(d: ProxyDeps, c: ProxyCall, model: string, level: number, tally: Tally): Promise<Delivered | boolean> {
   const ownerId = c.row.ownerId;
   // Keys already used at this Level; allocated only when a second key is needed.
   let exclude: Set<number> | undefined;
@@ -114,8 +112,10 @@ async function tryLevel(d: ProxyDeps, c: ProxyCall, model: string, level: number
     });
     if (outcome.kind === 'client-gone') return true;
     if (outcome.kind === 'delivered') {
-      settle(d, c, outcome, key, level, model);
-      return true;
+      c.servedBy = key;
+      c.servedLevel = level;
+      c.servedModel = model;
+      return outcome;
     }
     if (outcome.stale && !staleRetried) {
       // The upstream closed a kept connection as the request went out, unread: once per
@@ -155,40 +155,6 @@ function noteSleepers(d: ProxyDeps, c: ProxyCall, level: number, exclude: Set<nu
     const until = d.pool.sleepingUntil(k.id, now);
     if (until !== null && (tally.wakeAt === undefined || until < tally.wakeAt)) tally.wakeAt = until;
   }
-}
-
-/**
- * Bills what reached the client: a passed-through upstream error is not billed; a stream cut
- * before its usage arrived is billed by estimate for what was delivered. Recording is a
- * synchronous append; the database write happens later in the recorder.
- */
-function settle(d: ProxyDeps, c: ProxyCall, o: Delivered, key: PooledKey, level: number, model: string): void {
-  if (o.status >= 300) return;
-  const now = Date.now();
-  if (o.abnormal) d.limits.noteAbnormal(switchScope(c.row.ownerId, level), now);
-  let usage = o.usage;
-  if (o.streamed && !o.complete) usage = estimateUsage(usage, c.raw.length, o.events);
-  usage ??= ZERO;
-  const row = c.row;
-  const credit = costOf(usage, priceFor(model, c.owner.pricing), row.rates, row.factor);
-  d.usage.record({
-    accountId: row.id,
-    ownerId: row.ownerId,
-    dna: row.dna,
-    model,
-    level,
-    keyId: key.id,
-    endpoint: c.path,
-    prompt: usage.prompt,
-    completion: usage.completion,
-    reasoning: usage.reasoning,
-    cached: usage.cached,
-    creditUsed: credit,
-    status: o.abnormal || o.clientGone ? 'abnormal' : 'ok',
-    at: new Date(now),
-  });
-  if (c.checks.length) d.limits.addTokens(c.checks, usage.prompt + usage.completion, now);
-  if (!c.profile.exempt) d.balances.spend(row.id, credit);
 }
 
 function finalError(d: ProxyDeps, c: ProxyCall, t: Tally): void {
