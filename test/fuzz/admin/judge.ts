@@ -35,10 +35,13 @@ export function judgeAnswer(r: AdminRequest, a: Answer | { error: string }): Fin
   const at = `${r.method} ${r.shape}`;
   const triggers = triggersOf(r);
   // One defect seen on many routes is one finding, named by what set it off.
-  const keyed = (what: string, byMethod = false) => (triggers.length
-    ? { key: `${what} with ${triggers[0]}`, where: at }
-    : byMethod ? { key: `${r.method} ${what}`, where: at } : { key: `${at} → ${what}` });
-  const also = triggers.length > 1 ? ` (request also had: ${triggers.slice(1).join(', ')})` : '';
+  // A dropped connection is most likely the transport's doing (method, size); a 5xx the content's.
+  const transport = (t: string) => /^method |request target over|body over/.test(t);
+  const cause = (what: string) => (what.startsWith('no answer') ? triggers[0] : triggers.find((t) => !transport(t)) ?? triggers[0]);
+  const keyed = (what: string, byMethod = false) => (byMethod
+    ? { key: `${r.method} ${what}`, where: at }
+    : triggers.length ? { key: `${what} with ${cause(what)}`, where: at } : { key: `${at} → ${what}` });
+  const also = triggers.length > 1 ? ` (the request had: ${triggers.join(', ')})` : '';
   if ('error' in a) return [{ ...keyed(`no answer (${a.error.replace(/:.*/, '')})`), detail: `connection ended without a response: ${a.error}${also}`, request: r }];
   const out: Finding[] = [];
   const f = (what: string, detail: string, byMethod = false) => out.push({ ...keyed(what, byMethod), detail: detail + also, request: r });

@@ -17,6 +17,7 @@ export function adminClient(url: string, connections: number) {
   return {
     async send(r: AdminRequest): Promise<Answer | { error: string }> {
       for (let attempt = 0; ; attempt++) {
+        const t0 = Date.now();
         try {
           const res = await pool.request({ method: r.method as any, path: r.path, headers: r.headers, body: r.body });
           const text = await res.body.text();
@@ -24,7 +25,8 @@ export function adminClient(url: string, connections: number) {
         } catch (err) {
           const e = err as NodeJS.ErrnoException & { code?: string };
           if (e.code === 'UND_ERR_INVALID_ARG' || e.name === 'InvalidArgumentError') throw new UnsendableRequest(`#${r.index} ${r.method} ${r.path.slice(0, 100)}: ${e.message}`);
-          if (attempt === 0 && RETRYABLE.has(e.code ?? '')) continue;
+          // A stale kept connection fails at once; a server that dropped this request took its time.
+          if (attempt === 0 && Date.now() - t0 < 1000 && RETRYABLE.has(e.code ?? '')) continue;
           return { error: `${e.code ?? e.name}: ${e.message}` };
         }
       }
