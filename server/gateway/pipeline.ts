@@ -10,7 +10,7 @@ import { readBody } from './stages/read-body';
 import { mapModel } from './stages/map-model';
 import { checkAccess } from './stages/access';
 import { admit } from './stages/admission';
-import { dispatch } from './dispatch/dispatch';
+import { dispatch } from './stages/dispatch';
 import { settle } from './stages/settle';
 
 /** The client headers the proxy reads: credentials, body framing, and those forwarded to providers. */

@@ -12,7 +12,7 @@ export interface AttemptInput {
   ex: Exchange;
   /** The client called `/v1/messages`: an interrupted stream ends with Anthropic's error event. */
   anthropicClient: boolean;
-  client: UpstreamClient;
+  client: Pick<UpstreamClient, 'dispatch'>;
   target: UpstreamTarget;
   body: Buffer;
   headersTimeoutMs: number;
@@ -55,7 +55,7 @@ export interface ClientGone {
 
 export type Outcome = Delivered | Failed | ClientGone;
 
-const CLIENT_GONE: ClientGone = { kind: 'client-gone' };
+export const CLIENT_GONE: ClientGone = { kind: 'client-gone' };
 
 /** 408, 429 and 5xx may succeed on another key; 401/403 mean this key is bad. Anything else is the client's. */
 export const isRetryableStatus = (s: number) => s === 408 || s === 429 || s >= 500 || s === 401 || s === 403;

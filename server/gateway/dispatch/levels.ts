@@ -15,7 +15,7 @@ export function levelPlan(
   start: number,
   switchOver: ReadonlyMap<number, number>,
   ownerId: number,
-  store: LimitStore,
+  store: Pick<LimitStore, 'isSwitched'>,
   allowed: AllowList<number>,
   now: number,
 ): number[] {
