@@ -4,6 +4,7 @@ import type { RequestContext } from '../../contract/trpc';
 import type { Services } from '../../contract/services';
 import { isNativeUws, listenExclusive, uWS, type HttpRequest, type HttpResponse } from '../core/http/uws';
 import { Exchange } from '../core/http/exchange';
+import { StreamingExchange } from '../core/http/stream-writer';
 import { createRestHandler } from '../core/http/rest';
 import { createTrpcHandler } from '../core/http/trpc';
 import { createStaticHandler } from '../core/http/static';
@@ -144,7 +145,9 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   app.get('/console', handle(serveConsole));
   app.any('/console/*', handle(serveConsole));
   // The AI proxy is the hot path: plain uWS routes, registered before the REST catch-all.
-  proxy.register(app);
+  for (const [path, endpoint, canonical] of proxy.routes) {
+    app.post(path, (res, req) => proxy.serve(new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames), endpoint, canonical));
+  }
   app.any('/*', handle(rest));
 
   let listen: Awaited<ReturnType<typeof listenExclusive>>;

@@ -1,5 +1,5 @@
 import type { UpstreamClient } from '../adapters/upstream-http/client';
-import type { Exchange } from '../core/http/exchange';
+import type { ClientExchange } from './transport';
 import type { AccountCache, AccountRow } from '../state/accounts/account-cache';
 import type { OwnerConfigStore, OwnerRouting } from '../state/owner-config/store';
 import type { KeyPool, PooledKey } from '../state/provider-keys/key-pool';
@@ -84,7 +84,7 @@ export class ProxyCall {
   servedModel = '';
 
   constructor(
-    readonly ex: Exchange,
+    readonly ex: ClientExchange,
     readonly endpoint: Endpoint,
     /** The `/v1/...` path of the endpoint, whichever alias the client called. */
     readonly path: string,

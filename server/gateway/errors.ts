@@ -1,5 +1,5 @@
 import { defaultCode, errorType } from '../../contract/errors';
-import type { Exchange } from '../core/http/exchange';
+import type { ClientExchange } from './transport';
 
 /** Anthropic's error `type` for a status, so the Anthropic SDK raises its matching class. */
 function anthropicType(status: number): string {
@@ -40,11 +40,11 @@ export interface Refusal {
 export type Verdict = Refusal | null;
 
 /** Sends a refusal in the format of the route the client called. */
-export function refuse(c: { ex: Exchange; anthropic: boolean }, r: Refusal): void {
+export function refuse(c: { ex: ClientExchange; anthropic: boolean }, r: Refusal): void {
   sendProxyError(c.ex, c.anthropic, r.status, r.message, r.code, r.headers);
 }
 
-export function sendProxyError(ex: Exchange, anthropic: boolean, status: number, message: string, code?: string, headers?: Record<string, string>): void {
+export function sendProxyError(ex: ClientExchange, anthropic: boolean, status: number, message: string, code?: string, headers?: Record<string, string>): void {
   const h = headers ? { 'content-type': 'application/json', ...headers } : JSON_HEADERS;
   ex.send(status, h, proxyErrorBody(anthropic, status, message, code));
 }

@@ -1,9 +1,8 @@
-import { Exchange } from '../core/http/exchange';
-import type { HttpRequest, HttpResponse } from '../core/http/uws';
 import type { Endpoint } from './providers/types';
 import { errorFields } from '../core/log';
 import { refuse, sendProxyError, type Refusal, type Verdict } from './errors';
 import { ProxyCall, type ProxyDeps } from './call';
+import type { ClientExchange } from './transport';
 import { isDatabaseUnavailable } from '../adapters/storage/errors';
 import { authenticate } from './stages/authenticate';
 import { readBody } from './stages/read-body';
@@ -14,7 +13,7 @@ import { dispatch } from './stages/dispatch';
 import { settle } from './stages/settle';
 
 /** The client headers the proxy reads: credentials, body framing, and those forwarded to providers. */
-const PROXY_HEADERS = ['authorization', 'x-api-key', 'content-length', 'transfer-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta'] as const;
+export const PROXY_HEADERS: readonly string[] = ['authorization', 'x-api-key', 'content-length', 'transfer-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta'];
 
 const SHUTTING_DOWN: Refusal = { status: 503, message: 'The gateway is shutting down; retry', code: 'shutting_down', headers: { 'retry-after': '1' } };
 
@@ -31,25 +30,22 @@ export class ProxyPipeline {
 
   constructor(private readonly d: ProxyDeps) {}
 
-  /** A uWS route handler for one endpoint; `path` is its `/v1/...` form. */
-  route(endpoint: Endpoint, path: string) {
-    return (res: HttpResponse, req: HttpRequest) => {
-      const ex = new Exchange(res, req, this.d.settings.maxBodyBytes, PROXY_HEADERS);
-      const c = new ProxyCall(ex, endpoint, path);
-      this.inflight++;
-      this.run(c)
-        .catch((err) => {
-          this.d.log.error('proxy_request_failed', { path, ...errorFields(err) });
-          // A response already ended must not be touched again (uWS forbids it).
-          if (ex.finished) return;
-          // Only a first request of an account or Owner reads the database on this path.
-          if (isDatabaseUnavailable(err)) sendProxyError(ex, c.anthropic, 503, "The gateway's database is unavailable; retry shortly", 'database_unavailable', { 'retry-after': '5' });
-          else sendProxyError(ex, c.anthropic, 500, 'Internal server error', 'internal_error');
-        })
-        .finally(() => {
-          if (--this.inflight === 0 && this.drained) this.drained();
-        });
-    };
+  /** Serves one call on `endpoint`; `path` is its `/v1/...` form, whichever alias the client called. */
+  serve(ex: ClientExchange, endpoint: Endpoint, path: string): void {
+    const c = new ProxyCall(ex, endpoint, path);
+    this.inflight++;
+    this.run(c)
+      .catch((err) => {
+        this.d.log.error('proxy_request_failed', { path, ...errorFields(err) });
+        // A response already ended must not be touched again.
+        if (ex.finished) return;
+        // Only a first request of an account or Owner reads the database on this path.
+        if (isDatabaseUnavailable(err)) sendProxyError(ex, c.anthropic, 503, "The gateway's database is unavailable; retry shortly", 'database_unavailable', { 'retry-after': '5' });
+        else sendProxyError(ex, c.anthropic, 500, 'Internal server error', 'internal_error');
+      })
+      .finally(() => {
+        if (--this.inflight === 0 && this.drained) this.drained();
+      });
   }
 
   /** Refuses new calls and waits (up to the grace time) for those under way. */

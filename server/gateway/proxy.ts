@@ -1,5 +1,4 @@
 import { UpstreamClient } from '../adapters/upstream-http/client';
-import type { TemplatedApp } from '../core/http/uws';
 import type { Db } from '../adapters/storage/database';
 import type { AccountCache } from '../state/accounts/account-cache';
 import type { OwnerConfigStore } from '../state/owner-config/store';
@@ -14,7 +13,8 @@ import { createProviderKinds } from './providers/registry';
 import { AccountProfiles } from './admission/profile';
 import { Balances } from './admission/balances';
 import { KeyHealth } from './key-health/key-health';
-import { ProxyPipeline } from './pipeline';
+import { PROXY_HEADERS, ProxyPipeline } from './pipeline';
+import type { ClientExchange } from './transport';
 import type { ProxyDeps } from './call';
 
 /** The proxy's routes: each OpenAI-format path also answers without `/v1`, as the reference does. */
@@ -30,8 +30,14 @@ export const PROXY_ROUTES: readonly [path: string, endpoint: Endpoint, canonical
 ];
 
 export interface AiProxy {
-  /** Registers the proxy's uWS routes; call before the `/*` catch-all. */
-  register(app: TemplatedApp): void;
+  /** The POST routes to serve: `[path, endpoint, canonical /v1 path]`. */
+  routes: typeof PROXY_ROUTES;
+  /** The request headers the proxy reads; the exchange need not copy any other. */
+  headerNames: readonly string[];
+  /** Serves one call; the transport creates the exchange (see ./transport). */
+  serve(ex: ClientExchange, endpoint: Endpoint, path: string): void;
+  /** Calls under way. */
+  readonly inFlight: number;
   limits: LimitStore;
   health: KeyHealth;
   /** Refuses new calls, waits for those under way, then closes upstream connections. */
@@ -74,8 +80,11 @@ export function createProxy(b: ProxyBuild): AiProxy {
   };
   const pipeline = new ProxyPipeline(deps);
   return {
-    register(app) {
-      for (const [path, endpoint, canonical] of PROXY_ROUTES) app.post(path, pipeline.route(endpoint, canonical));
+    routes: PROXY_ROUTES,
+    headerNames: PROXY_HEADERS,
+    serve: (ex, endpoint, path) => pipeline.serve(ex, endpoint, path),
+    get inFlight() {
+      return pipeline.inFlight;
     },
     limits,
     health,

@@ -1,15 +1,15 @@
 import type { UpstreamClient } from '../../adapters/upstream-http/client';
 import { TIMEOUT_CODES, type ResponseController, type ResponseHandler, type UpstreamHttpError } from '../../adapters/upstream-http/types';
-import type { Exchange } from '../../core/http/exchange';
+import type { ClientExchange, ResponseStream } from '../transport';
 import type { TokenUsage } from '../../domain/pricing/cost';
 import type { UpstreamTarget } from '../providers/types';
-import { ClientStream, sendWhole, type UpstreamHeaders } from './relay';
+import { dropped, failStream, type UpstreamHeaders } from './relay';
 import { SseTap } from './sse';
 import { usageFromBody } from './response-usage';
 import { streamErrorEvent } from '../errors';
 
 export interface AttemptInput {
-  ex: Exchange;
+  ex: ClientExchange;
   /** The client called `/v1/messages`: an interrupted stream ends with Anthropic's error event. */
   anthropicClient: boolean;
   client: Pick<UpstreamClient, 'dispatch'>;
@@ -102,7 +102,7 @@ class UpstreamHandler implements ResponseHandler {
   /** Whole answers (and error answers) are collected; event streams are relayed as they come. */
   private chunks: Buffer[] = [];
   private tap: SseTap | null = null;
-  private out: ClientStream | null = null;
+  private out: ResponseStream | null = null;
 
   constructor(private readonly a: AttemptInput, private readonly resolve: (o: Outcome) => void) {
     a.ex.onAbort(() => {
@@ -126,7 +126,7 @@ class UpstreamHandler implements ResponseHandler {
     this.headers = headers;
     if (statusCode >= 200 && statusCode < 300 && isEventStream(headers)) {
       this.tap = new SseTap(this.a.target.format, this.a.dropUsageOnly);
-      this.out = new ClientStream(this.a.ex, statusCode, headers);
+      this.out = this.a.ex.openStream(statusCode, headers, dropped);
     }
   }
 
@@ -159,7 +159,7 @@ class UpstreamHandler implements ResponseHandler {
       return this.finish({ kind: 'failed', status, reason: `upstream answered ${status}`, headers: this.headers, detail: body.toString('utf8', 0, Math.min(body.length, 500)) });
     }
     const usage = status < 300 ? usageFromBody(body, a.target.format) : null;
-    sendWhole(a.ex, status, this.headers, body);
+    a.ex.relay(status, this.headers, dropped, body);
     this.finish({ kind: 'delivered', status, usage, complete: usage !== null, streamed: false, events: 0, abnormal: false, clientGone: false });
   }
 
@@ -169,7 +169,7 @@ class UpstreamHandler implements ResponseHandler {
     if (!this.out?.started) return this.finish(failure(err));
     // Cut or stalled after the first byte: the client gets an error, never a clean end.
     const out = this.out;
-    out.fail(streamErrorEvent(a.anthropicClient, `The upstream stream was interrupted (${failure(err).reason})`))
+    failStream(out, streamErrorEvent(a.anthropicClient, `The upstream stream was interrupted (${failure(err).reason})`))
       .then(() => this.finish(this.delivered(true, false)));
   }
 

@@ -3,7 +3,6 @@ import type { AccountRow } from '../../state/accounts/account-cache';
 import type { OwnerRouting } from '../../state/owner-config/store';
 import { buildProfile, type AccountProfile } from '../admission/profile';
 import { ProxyCall } from '../call';
-import type { Exchange } from '../../core/http/exchange';
 import { authenticate, type AuthenticateDeps } from './authenticate';
 import { accountRow, fakeExchange, ownerRouting } from './test-call';
 
@@ -29,7 +28,7 @@ function deps(rows: Record<string, AccountRow>, opts: { cold?: boolean } = {}) {
   return { d, reads, routing };
 }
 
-const call = (headers: Record<string, string>) => new ProxyCall(fakeExchange({ headers }) as unknown as Exchange, 'chat', '/v1/chat/completions');
+const call = (headers: Record<string, string>) => new ProxyCall(fakeExchange({ headers }), 'chat', '/v1/chat/completions');
 
 describe('authenticate', () => {
   const rows = {

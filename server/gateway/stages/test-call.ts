@@ -2,13 +2,13 @@
  * Test-only: a ProxyCall built from real domain objects (parsed profiles, Owner routing) and
  * an in-memory exchange, for the stages' unit tests. No gateway, no database.
  */
-import type { Exchange } from '../../core/http/exchange';
 import type { AccountRow } from '../../state/accounts/account-cache';
 import type { OwnerRouting } from '../../state/owner-config/store';
 import { PatternTable, parseLevelMapper, parseModelFailover, parseModelMapper, parseResources, parseSwitchOver } from '../../domain/mapping/mappers';
 import { buildProfile } from '../admission/profile';
 import { ownerRules } from '../admission/owner-rules';
 import { ProxyCall } from '../call';
+import type { ClientExchange, HeaderFilter, HeaderValues, ResponseStream } from '../transport';
 import type { Endpoint } from '../providers/types';
 
 export function accountRow(fields: Partial<AccountRow> = {}): AccountRow {
@@ -42,34 +42,81 @@ export function ownerRouting(v: { MODEL_MAPPER?: string; LEVEL_MAPPER?: string; 
 /** What the client was sent, as the in-memory exchange saw it. */
 export interface Sent {
   status: number;
-  headers: Record<string, string>;
+  headers: Record<string, string | readonly string[]>;
   body: string;
+  /** Streamed: ended cleanly (true) or aborted (false); undefined for a whole answer. */
+  clean?: boolean;
 }
 
-export interface FakeExchange {
-  headers: Record<string, string>;
-  ip: string;
-  aborted: boolean;
-  finished: boolean;
-  sent: Sent[];
-  onAbort(listener: () => void): void;
-  send(status: number, headers: Record<string, string>, body: string | Uint8Array): void;
+/** An in-memory ClientExchange: records what is sent; `leave()` is the client disconnecting. */
+export class FakeExchange implements ClientExchange {
+  aborted = false;
+  finished = false;
+  sent: Sent[] = [];
+  maxBodyBytes = 4 * 1024 * 1024;
+  private listeners: (() => void)[] = [];
+
+  constructor(readonly headers: Record<string, string> = {}, readonly ip = '127.0.0.1', private readonly bodyBytes = Buffer.alloc(0)) {}
+
+  onAbort(listener: () => void): void {
+    if (this.aborted) listener();
+    else this.listeners.push(listener);
+  }
+
+  leave(): void {
+    this.aborted = true;
+    for (const l of this.listeners) l();
+  }
+
+  body(): Promise<Buffer> {
+    return Promise.resolve(this.bodyBytes);
+  }
+
+  send(status: number, headers: Record<string, string>, body: string | Uint8Array): void {
+    this.relay(status, headers, () => false, typeof body === 'string' ? Buffer.from(body) : body);
+  }
+
+  relay(status: number, headers: HeaderValues, omit: HeaderFilter, body: Uint8Array): void {
+    if (this.aborted || this.finished) return;
+    this.finished = true;
+    this.sent.push({ status, headers: kept(headers, omit), body: Buffer.from(body).toString('utf8') });
+  }
+
+  openStream(status: number, headers: HeaderValues, omit: HeaderFilter): ResponseStream {
+    const ex = this;
+    const out: Sent = { status, headers: kept(headers, omit), body: '' };
+    return {
+      started: false,
+      write(bytes) {
+        if (ex.aborted || ex.finished) return undefined;
+        if (!this.started) { (this as { started: boolean }).started = true; ex.sent.push(out); }
+        out.body += Buffer.from(bytes).toString('utf8');
+        return undefined;
+      },
+      end(last) {
+        if (last) this.write(last);
+        else this.write(Buffer.alloc(0));
+        if (ex.finished) return;
+        ex.finished = true;
+        out.clean = true;
+      },
+      abort() {
+        if (ex.finished) return;
+        ex.finished = true;
+        out.clean = false;
+      },
+    };
+  }
 }
 
-export function fakeExchange(opts: { headers?: Record<string, string>; ip?: string } = {}): FakeExchange {
-  return {
-    headers: opts.headers ?? {},
-    ip: opts.ip ?? '127.0.0.1',
-    aborted: false,
-    finished: false,
-    sent: [],
-    onAbort() {},
-    send(status, headers, body) {
-      if (this.finished) return;
-      this.finished = true;
-      this.sent.push({ status, headers, body: typeof body === 'string' ? body : Buffer.from(body).toString('utf8') });
-    },
-  };
+function kept(headers: HeaderValues, omit: HeaderFilter): Record<string, string | readonly string[]> {
+  const out: Record<string, string | readonly string[]> = {};
+  for (const name in headers) if (!omit(name)) out[name] = headers[name];
+  return out;
+}
+
+export function fakeExchange(opts: { headers?: Record<string, string>; ip?: string; body?: string } = {}): FakeExchange {
+  return new FakeExchange(opts.headers, opts.ip, Buffer.from(opts.body ?? ''));
 }
 
 /**
@@ -87,7 +134,7 @@ export function callFor(opts: {
 } = {}): ProxyCall & { ex: FakeExchange } {
   const endpoint = opts.endpoint ?? 'chat';
   const ex = opts.ex ?? fakeExchange();
-  const c = new ProxyCall(ex as unknown as Exchange, endpoint, opts.path ?? '/v1/chat/completions') as ProxyCall & { ex: FakeExchange };
+  const c = new ProxyCall(ex, endpoint, opts.path ?? '/v1/chat/completions') as ProxyCall & { ex: FakeExchange };
   const row = opts.row ?? accountRow();
   c.row = row;
   c.profile = buildProfile(row, opts.ancestorMappers);

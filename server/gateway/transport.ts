@@ -1,0 +1,44 @@
+/**
+ * The port through which the proxy talks to its client: what it reads of the request and how
+ * it answers, whole or streamed. The gateway never sees the HTTP server; core/http provides
+ * the implementation and the composition root hands one exchange per call to `serve`.
+ */
+
+/** Response headers as an upstream sent them: a repeated header is an array of its values. */
+export type HeaderValues = Readonly<Record<string, string | readonly string[]>>;
+
+/** True for a header name that must not be passed on to the client. */
+export type HeaderFilter = (name: string) => boolean;
+
+/** A streamed answer: status and headers go out with the first bytes. */
+export interface ResponseStream {
+  /** Whether status and headers went out (the answer belongs to the client from then on). */
+  readonly started: boolean;
+  /** Writes bytes; a promise when the client must drain first (it also settles if the client leaves). */
+  write(bytes: Uint8Array): Promise<void> | undefined;
+  /** A clean end, with the last bytes if any. */
+  end(last: Uint8Array | null): void;
+  /** Closes the connection without a clean end: the client sees the answer fail. */
+  abort(): void;
+}
+
+export interface ClientExchange {
+  /** The request headers the proxy asked for (lower-case names). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The TCP peer's address; read only when asked for. */
+  readonly ip: string;
+  /** The client went away: nothing is written any more. */
+  readonly aborted: boolean;
+  /** The answer was ended. */
+  readonly finished: boolean;
+  onAbort(listener: () => void): void;
+  readonly maxBodyBytes: number;
+  /** The request body; rejects with core's BodyTooLargeError past `maxBodyBytes`. */
+  body(): Promise<Buffer>;
+  /** A whole answer of the proxy's own. */
+  send(status: number, headers: Record<string, string>, body: string | Uint8Array): void;
+  /** A whole upstream answer, its headers passed on except those `omit` names. */
+  relay(status: number, headers: HeaderValues, omit: HeaderFilter, body: Uint8Array): void;
+  /** Starts a streamed upstream answer, its headers passed on except those `omit` names. */
+  openStream(status: number, headers: HeaderValues, omit: HeaderFilter): ResponseStream;
+}
