@@ -30,7 +30,7 @@ const api = loadAdminDocument();
 const watchdog = new Watchdog('admin fuzz');
 afterAll(() => watchdog.stop());
 
-describe.each(fuzzPasses())('admin API fuzz ($label seed $seed)', ({ seed }) => {
+describe.each(fuzzPasses())('admin API fuzz ($label seed $seed)', ({ label, seed }) => {
   let gw: TestGateway | undefined;
   afterAll(async () => { await gw?.close(); });
 
@@ -115,10 +115,12 @@ describe.each(fuzzPasses())('admin API fuzz ($label seed $seed)', ({ seed }) => 
     console.log(coverageTable(coverage));
     // The generator must reach every operation, and its valid bodies must pass validation.
     for (const op of api.operations) if (!coverage.has(op.id)) findings.add({ key: `fuzzer: operation ${op.id} was never sent`, detail: 'raise REQUESTS_PER_PASS' });
-    for (const id of ['keys-create', 'accounts-create', 'news-createSystem', 'config-put', 'keys-list', 'accounts-children']) {
-      const ok = [...(coverage.get(id) ?? new Map()).entries()].filter(([s]) => s >= 200 && s < 300).reduce((n, [, c]) => n + c, 0);
-      if (!ok) findings.add({ key: `fuzzer: no ${id} request succeeded`, detail: "the generator's valid values are not valid (or the route refuses them)" });
-    }
+    // Per operation on the fixed seed (deterministic); a fresh seed may, rarely, miss one, so only all of them together.
+    const succeeded = (id: string) => [...(coverage.get(id) ?? new Map<number, number>()).entries()].filter(([st]) => st >= 200 && st < 300).reduce((n, [, c]) => n + c, 0);
+    const creates = ['keys-create', 'accounts-create', 'news-createSystem', 'config-put', 'keys-list', 'accounts-children'];
+    if (label !== 'fresh') {
+      for (const id of creates) if (!succeeded(id)) findings.add({ key: `fuzzer: no ${id} request succeeded`, detail: "the generator's valid values are not valid (or the route refuses them)" });
+    } else if (creates.every((id) => !succeeded(id))) findings.add({ key: 'fuzzer: no create or list request succeeded', detail: "the generator's valid values are not valid" });
     findings.assertNone();
   }, 600_000);
 });
