@@ -41,11 +41,11 @@ export class SchemaArbitraries {
     const union = s.oneOf ?? s.anyOf;
     if (Array.isArray(union)) return fc.oneof(...union.map((o: Schema) => this.valid(o, name)));
     const hint = name !== undefined ? this.hints[name] : undefined;
-    const plain = this.plainValid(s, name);
+    const plain = this.plainValid(s);
     return hint ? fc.oneof({ weight: 9, arbitrary: hint }, { weight: 1, arbitrary: plain }) : plain;
   }
 
-  private plainValid(s: Schema, name?: string): fc.Arbitrary<unknown> {
+  private plainValid(s: Schema): fc.Arbitrary<unknown> {
     switch (s.type) {
       case 'string': return this.validString(s);
       case 'integer': {
@@ -73,7 +73,6 @@ export class SchemaArbitraries {
         if (s.properties || s.additionalProperties) return this.validObject(s);
         return anyJson;
     }
-    void name;
   }
 
   private validString(s: Schema): fc.Arbitrary<string> {

@@ -134,7 +134,7 @@ const CALLER_FAULT: Partial<Record<Caller, string>> = {
 const caller = fc.constantFrom<Caller>(...(['funded', 'funded', 'funded', 'funded', 'funded', 'funded', 'funded-x-api-key', 'root', 'root', 'none', 'bad', 'malformed', 'disabled', 'suspended', 'poor'] as Caller[]));
 
 /** Extra headers: the forwarded ones with odd values, many headers, duplicates. */
-function extraHeaders(endpoint: Endpoint, keys: Keys): fc.Arbitrary<{ headers: [string, string][] } & Part> {
+function extraHeaders(endpoint: Endpoint): fc.Arbitrary<{ headers: [string, string][] } & Part> {
   const version: [string, string][] = endpoint === 'messages' ? [['anthropic-version', '2023-06-01']] : [];
   return fc.oneof(
     { weight: 12, arbitrary: fc.constant({ headers: version, expect: 'ok' as Expectation, note: '' }) },
@@ -148,7 +148,6 @@ function extraHeaders(endpoint: Endpoint, keys: Keys): fc.Arbitrary<{ headers: [
       [['authorization', `Bearer sk-Xvs${'2'.repeat(45)}`]], [['x-api-key', 'sk-nothing']], [['content-encoding', 'gzip']],
     ).map((h) => ({ headers: [...version, ...h], expect: 'any' as Expectation, note: `also ${h[0][0]}` })) },
   );
-  void keys;
 }
 
 /** Stands for the case's tag in a generated body until the case has its index. */
@@ -162,7 +161,7 @@ export function tagCase<T extends { body: string; tagged: boolean }>(c: T, tag: 
 /** One proxy call of the body/header/auth fuzzer (sent with undici on kept connections). */
 export function proxyCases(keys: Keys): fc.Arbitrary<Omit<ProxyCase, 'index' | 'tag'> & { tagged: boolean }> {
   return fc.constantFrom(...ROUTES).chain((route) => fc.tuple(
-    fc.constant(route), caller, model(route.endpoint), streamFields(route.endpoint), payload(route.endpoint), contentType, extraHeaders(route.endpoint, keys),
+    fc.constant(route), caller, model(route.endpoint), streamFields(route.endpoint), payload(route.endpoint), contentType, extraHeaders(route.endpoint),
     fc.oneof(
       { weight: 30, arbitrary: fc.constant<null | { raw: string; expect: Expectation; note: string }>(null) },
       { weight: 3, arbitrary: fc.constantFrom('[]', '"x"', '42', 'null', '', '{', '{"model":', '{"model":"gpt-4o"}garbage', "{'model':'gpt-4o'}", '{"model":"gpt-4o",}').map((raw) => ({ raw, expect: 'refused' as Expectation, note: 'not a JSON object' })) },

@@ -22,7 +22,11 @@ export function judgeCase(c: ProxyCase, a: HttpAnswer | { error: string }): Find
   // Grouped by the route's format (the aliases behave as their /v1 route) and the ingredient that matters.
   const cause = c.expect === 'ok' ? 'a valid call' : c.why ?? mainIngredient(what);
   const f = (key: string, detail: string) => out.push({ key: `${key} (${cause})`, detail, request: c, where: at });
-  if (a.status >= 500) f(`${a.status}`, `answered ${a.status}: ${a.text.slice(0, 200)}`);
+  // A 5xx is the one finding of its answer: what else would be due does not matter then.
+  if (a.status >= 500) {
+    f(`${a.status}`, `answered ${a.status}: ${a.text.slice(0, 200)}`);
+    return out;
+  }
   if (a.status >= 400) {
     const problem = proxyErrorProblem(a.text, c.endpoint === 'messages');
     if (problem) f(`${a.status} without the ${c.endpoint === 'messages' ? 'Anthropic error shape' : 'error envelope'}`, problem);
@@ -52,9 +56,12 @@ export function judgeFraming(c: FramingCase, o: RawOutcome): { findings: Finding
   const f = (what: string, detail: string) => out.push({ key: `framing: ${name} → ${what}`, detail: `${detail} (${o.ending} after ${o.ms} ms)`, request: c });
   const finals = o.responses.filter((r) => r.status >= 200);
   if (o.ending === 'refused') return { findings: [{ key: 'gateway refused connections', detail: 'connection refused', request: c }], waited: false };
+  if (finals.some((r) => r.status >= 500)) {
+    for (const r of finals) if (r.status >= 500) f(`${r.status}`, r.body.toString('utf8').slice(0, 200));
+    return { findings: out, waited: false };
+  }
   for (const r of finals) {
-    if (r.status >= 500) f(`${r.status}`, r.body.toString('utf8').slice(0, 200));
-    else if (r.status >= 400 && r.headers['content-type']?.includes('json')) {
+    if (r.status >= 400 && r.headers['content-type']?.includes('json')) {
       const problem = proxyErrorProblem(r.body.toString('utf8'), false);
       if (problem) f(`${r.status} without the error envelope`, problem);
     }
