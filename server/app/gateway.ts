@@ -2,7 +2,7 @@ import { consoleDist } from '../core/paths';
 import { appRouter } from '../../contract/index';
 import type { RequestContext } from '../../contract/trpc';
 import type { Services } from '../../contract/services';
-import { isNativeUws, listenExclusive, uWS, type HttpRequest, type HttpResponse } from '../core/http/uws';
+import { isNativeUws, listenExclusive, nativeUwsProblem, uWS, type HttpRequest, type HttpResponse } from '../core/http/uws';
 import { Exchange } from '../core/http/exchange';
 import { StreamingExchange } from '../core/http/stream-writer';
 import { createRestHandler } from '../core/http/rest';
@@ -59,9 +59,10 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   const log = opts.log ?? createLogger();
   if (!isNativeUws) {
     if (!settings.allowUwsFallback) {
-      throw new NativeUwsMissingError('uWebSockets.js native binary not loaded (it fell back to its slow JavaScript server). Use Node 20, or set ALLOW_UWS_FALLBACK=1 to start anyway.');
+      // One line naming the cause and the fix (uws-loader.ts); ALLOW_UWS_FALLBACK is in the README.
+      throw new NativeUwsMissingError(nativeUwsProblem ?? 'uWebSockets.js native binary not loaded');
     }
-    log.warn('uws_fallback', { message: 'serving with the slow JavaScript fallback of uWebSockets.js' });
+    log.warn('uws_fallback', { message: 'serving with the JavaScript fallback of uWebSockets.js: slow, and partial (only GET /healthz works; other requests end the process)', cause: nativeUwsProblem });
   }
 
   const database = await openDatabase(settings.databaseUrl, settings.dataDir, { log });
