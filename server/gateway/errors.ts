@@ -39,8 +39,12 @@ export interface Refusal {
 /** What a stage decides: `null` lets the call go on, a Refusal is answered to the client. */
 export type Verdict = Refusal | null;
 
+/** The client left before the call could be answered: nothing is sent. */
+export const CLIENT_LEFT: Refusal = { status: 499, message: 'The client went away', code: 'client_gone' };
+
 /** Sends a refusal in the format of the route the client called. */
 export function refuse(c: { ex: ClientExchange; anthropic: boolean }, r: Refusal): void {
+  if (r === CLIENT_LEFT) return;
   sendProxyError(c.ex, c.anthropic, r.status, r.message, r.code, r.headers);
 }
 

@@ -5,15 +5,15 @@ import { ProxyCall, type ProxyDeps } from './call';
 import type { ClientExchange } from './transport';
 import { isDatabaseUnavailable } from '../adapters/storage/errors';
 import { authenticate } from './stages/authenticate';
-import { readBody } from './stages/read-body';
+import { BODY_REQUIRED, readBody } from './stages/read-body';
 import { mapModel } from './stages/map-model';
 import { checkAccess } from './stages/access';
 import { admit } from './stages/admission';
 import { dispatch } from './stages/dispatch';
 import { settle } from './stages/settle';
 
-/** The client headers the proxy reads: credentials, body framing, and those forwarded to providers. */
-export const PROXY_HEADERS: readonly string[] = ['authorization', 'x-api-key', 'content-length', 'transfer-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta'];
+/** The client headers the proxy reads: credentials, the body's type and framing, and those forwarded to providers. */
+export const PROXY_HEADERS: readonly string[] = ['authorization', 'x-api-key', 'content-type', 'content-length', 'transfer-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta'];
 
 const SHUTTING_DOWN: Refusal = { status: 503, message: 'The gateway is shutting down; retry', code: 'shutting_down', headers: { 'retry-after': '1' } };
 
@@ -72,7 +72,7 @@ export class ProxyPipeline {
     // A stage answers null to go on; a promise only when it must wait for the database.
     let v: Verdict | Promise<Verdict>;
     if ((v = authenticate(d, c)) && (v = await v)) return refuse(c, v);
-    if ((v = await readBody(c))) return refuse(c, v);
+    if ((v = readBody(c, await c.ex.readJsonObject(BODY_REQUIRED)))) return refuse(c, v);
     mapModel(c);
     if ((v = checkAccess(c))) return refuse(c, v);
     if ((v = admit(d, c)) && (v = await v)) return refuse(c, v);

@@ -10,6 +10,19 @@ export type HeaderValues = Readonly<Record<string, string | readonly string[]>>;
 /** True for a header name that must not be passed on to the client. */
 export type HeaderFilter = (name: string) => boolean;
 
+/** Why a request body was refused (413, 415, 400 invalid_json, 400 not an object). */
+export interface BodyRefusal {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** The request body as a JSON object, a refusal, or the client left before it ended. */
+export type JsonBody =
+  | { ok: true; raw: Buffer; value: Record<string, unknown> | undefined }
+  | { ok: false; refusal: BodyRefusal }
+  | { ok: false; gone: true };
+
 /** A streamed answer: status and headers go out with the first bytes. */
 export interface ResponseStream {
   /** Whether status and headers went out (the answer belongs to the client from then on). */
@@ -32,9 +45,11 @@ export interface ClientExchange {
   /** The answer was ended. */
   readonly finished: boolean;
   onAbort(listener: () => void): void;
-  readonly maxBodyBytes: number;
-  /** The request body; rejects with core's BodyTooLargeError past `maxBodyBytes`. */
-  body(): Promise<Buffer>;
+  /**
+   * The body as a JSON object (Content-Type application/json, at most the size limit); with
+   * `required` an empty body is refused too. Settles when the client leaves half-way.
+   */
+  readJsonObject(opts: { required: boolean }): Promise<JsonBody>;
   /** A whole answer of the proxy's own. */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array): void;
   /** A whole upstream answer, its headers passed on except those `omit` names. */

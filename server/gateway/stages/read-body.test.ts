@@ -1,28 +1,55 @@
 import { describe, expect, it } from 'vitest';
-import { takeFields } from './read-body';
+import { CLIENT_LEFT } from '../errors';
+import type { Endpoint } from '../providers/types';
+import { readBody } from './read-body';
 import { callFor } from './test-call';
 
-const take = (body: Record<string, unknown>, endpoint: 'chat' | 'embeddings' | 'messages' = 'chat') => {
+const read = (body: Record<string, unknown>, endpoint: Endpoint = 'chat') => {
   const c = callFor({ endpoint });
-  return { v: takeFields(c, Buffer.from(JSON.stringify(body)), body), c };
+  return { v: readBody(c, { ok: true, raw: Buffer.from(JSON.stringify(body)), value: body }), c };
 };
 
 describe('read body', () => {
   it('keeps the model and whether the proxy adds stream usage itself', () => {
-    let { v, c } = take({ model: 'gpt-4o', stream: true });
+    let { v, c } = read({ model: 'gpt-4o', stream: true });
     expect(v).toBeNull();
     expect([c.requestedModel, c.stream, c.injectUsage]).toEqual(['gpt-4o', true, true]);
-    ({ v, c } = take({ model: 'gpt-4o', stream: true, stream_options: { include_usage: true } }));
+    ({ v, c } = read({ model: 'gpt-4o', stream: true, stream_options: { include_usage: true } }));
+    expect([v, c.stream, c.injectUsage]).toEqual([null, true, false]);
+    ({ v, c } = read({ model: 'gpt-4o', stream: null, stream_options: null }));
+    expect([v, c.stream, c.injectUsage]).toEqual([null, false, false]);
+    ({ c } = read({ model: 'claude-haiku-4-5', stream: true }, 'messages'));
     expect([c.stream, c.injectUsage]).toEqual([true, false]);
-    ({ c } = take({ model: 'claude-haiku-4-5', stream: true }, 'messages'));
-    expect([c.stream, c.injectUsage]).toEqual([true, false]);
-    ({ c } = take({ model: 'text-embedding-3-small', stream: true }, 'embeddings'));
+    ({ c } = read({ model: 'text-embedding-3-small', stream: true }, 'embeddings'));
     expect(c.stream).toBe(false);
   });
 
-  it('refuses a missing or non-string model', () => {
-    expect(take({ messages: [] }).v).toMatchObject({ status: 400, code: 'invalid_model' });
-    expect(take({ model: 7 }).v).toMatchObject({ status: 400, code: 'invalid_model' });
-    expect(take({ model: '' }).v).toMatchObject({ status: 400, code: 'invalid_model' });
+  it('passes the intake refusal on, and answers nothing to a client that left', () => {
+    const tooLarge = { status: 413, code: 'body_too_large', message: 'Request body exceeds 1024 bytes' };
+    expect(readBody(callFor(), { ok: false, refusal: tooLarge })).toBe(tooLarge);
+    expect(readBody(callFor(), { ok: false, gone: true })).toBe(CLIENT_LEFT);
+  });
+
+  it('refuses a model name that breaks the rule, naming it', () => {
+    expect(read({ messages: [] }).v).toMatchObject({ status: 400, code: 'invalid_model', message: 'model: required, a string' });
+    expect(read({ model: 7 }).v).toMatchObject({ status: 400, code: 'invalid_model' });
+    expect(read({ model: '../../etc/passwd' }).v).toMatchObject({ status: 400, code: 'invalid_model', message: expect.stringContaining('path segment') });
+    expect(read({ model: 'gpt\u0000' }, 'messages').v).toMatchObject({ status: 400, code: 'invalid_model' });
+  });
+
+  it('refuses stream fields of the wrong type on the routes that read them, naming the field', () => {
+    for (const stream of ['true', 1, 0, [], {}, 'yes']) {
+      expect(read({ model: 'gpt-4o', stream }).v).toEqual({ status: 400, code: 'invalid_request', message: 'stream: must be a boolean' });
+      expect(read({ model: 'claude-haiku-4-5', stream }, 'messages').v).toMatchObject({ message: 'stream: must be a boolean' });
+      expect(read({ model: 'o4-mini', stream }, 'responses').v).toMatchObject({ message: 'stream: must be a boolean' });
+      // Embeddings never stream: the field is not the proxy's to judge.
+      expect(read({ model: 'text-embedding-3-small', stream }, 'embeddings').v).toBeNull();
+    }
+    for (const so of ['yes', 1, [], true, 'include_usage']) {
+      expect(read({ model: 'gpt-4o', stream: true, stream_options: so }).v).toEqual({ status: 400, code: 'invalid_request', message: 'stream_options: must be an object' });
+    }
+    for (const iu of ['true', 1, {}]) {
+      expect(read({ model: 'gpt-4o', stream: true, stream_options: { include_usage: iu } }).v).toMatchObject({ message: 'stream_options.include_usage: must be a boolean' });
+    }
   });
 });

@@ -1,42 +1,54 @@
 /**
  * Stage 2, read body: the request JSON, parsed once, and the fields the proxy itself reads
- * (model, stream). Refuses 413 body_too_large, 400 invalid_json / invalid_request (not an
- * object) and 400 invalid_model.
+ * (model, stream, stream_options), checked before anything is mapped, forwarded or billed.
+ * Refuses 413, 415 (not application/json), 400 invalid_json / not an object, 400
+ * invalid_model (see model-name) and 400 invalid_request for a `stream` that is not a boolean
+ * or `stream_options` that is not an object with a boolean `include_usage`.
  */
-import { BodyTooLargeError } from '../../core/http/exchange';
 import type { ProxyCall } from '../call';
-import type { Refusal, Verdict } from '../errors';
+import { CLIENT_LEFT, type Refusal, type Verdict } from '../errors';
+import type { JsonBody } from '../transport';
+import { modelNameProblem } from './model-name';
 
-const NOT_AN_OBJECT: Refusal = { status: 400, message: 'body: must be a JSON object', code: 'invalid_request' };
-const NO_MODEL: Refusal = { status: 400, message: 'model: required, a model name', code: 'invalid_model' };
+/** The options of the body intake: the proxy always needs a body. */
+export const BODY_REQUIRED = { required: true } as const;
 
-export async function readBody(c: ProxyCall): Promise<Verdict> {
-  let raw: Buffer;
-  try {
-    raw = await c.ex.body();
-  } catch (err) {
-    if (err instanceof BodyTooLargeError) return { status: 413, message: `Request body exceeds ${c.ex.maxBodyBytes} bytes`, code: 'body_too_large' };
-    throw err;
-  }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(raw.toString('utf8'));
-  } catch (err) {
-    return { status: 400, message: `Malformed JSON body: ${(err as Error).message}`, code: 'invalid_json' };
-  }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return NOT_AN_OBJECT;
-  return takeFields(c, raw, doc as Record<string, unknown>);
+const STREAM_NOT_BOOLEAN: Refusal = { status: 400, message: 'stream: must be a boolean', code: 'invalid_request' };
+const OPTIONS_NOT_OBJECT: Refusal = { status: 400, message: 'stream_options: must be an object', code: 'invalid_request' };
+const USAGE_NOT_BOOLEAN: Refusal = { status: 400, message: 'stream_options.include_usage: must be a boolean', code: 'invalid_request' };
+
+/** Takes the body the intake read (`ex.readJsonObject(BODY_REQUIRED)`). */
+export function readBody(c: ProxyCall, body: JsonBody): Verdict {
+  if (!body.ok) return 'gone' in body ? CLIENT_LEFT : body.refusal;
+  // `required` makes an empty body a refusal, so a value is there.
+  return takeFields(c, body.raw, body.value!);
 }
 
-/** Checks and keeps the fields the proxy reads; everything else travels upstream untouched. */
+/**
+ * Checks and keeps the fields the proxy reads; everything else travels upstream untouched.
+ * Null counts as absent, as OpenAI's API has it.
+ */
 export function takeFields(c: ProxyCall, raw: Buffer, body: Record<string, unknown>): Verdict {
   const requested = body.model;
-  if (typeof requested !== 'string' || requested === '' || requested.length > 200) return NO_MODEL;
+  const problem = modelNameProblem(requested);
+  if (problem) return { status: 400, message: problem, code: 'invalid_model' };
+  const endpoint = c.endpoint;
+  // Embeddings do not stream: their `stream` is the upstream's business, not read here.
+  const stream = body.stream;
+  if (endpoint !== 'embeddings' && stream != null && typeof stream !== 'boolean') return STREAM_NOT_BOOLEAN;
+  let includeUsage: unknown;
+  if (endpoint === 'chat') {
+    const so = body.stream_options;
+    if (so != null) {
+      if (typeof so !== 'object' || Array.isArray(so)) return OPTIONS_NOT_OBJECT;
+      includeUsage = (so as { include_usage?: unknown }).include_usage;
+      if (includeUsage != null && typeof includeUsage !== 'boolean') return USAGE_NOT_BOOLEAN;
+    }
+  }
   c.raw = raw;
   c.doc = body;
-  c.requestedModel = requested;
-  c.stream = body.stream === true && c.endpoint !== 'embeddings';
-  const so = body.stream_options as { include_usage?: unknown } | undefined;
-  c.injectUsage = c.stream && c.endpoint === 'chat' && so?.include_usage !== true;
+  c.requestedModel = requested as string;
+  c.stream = stream === true && endpoint !== 'embeddings';
+  c.injectUsage = c.stream && endpoint === 'chat' && includeUsage !== true;
   return null;
 }

@@ -8,7 +8,7 @@ import { PatternTable, parseLevelMapper, parseModelFailover, parseModelMapper, p
 import { buildProfile } from '../admission/profile';
 import { ownerRules } from '../admission/owner-rules';
 import { ProxyCall } from '../call';
-import type { ClientExchange, HeaderFilter, HeaderValues, ResponseStream } from '../transport';
+import type { ClientExchange, HeaderFilter, HeaderValues, JsonBody, ResponseStream } from '../transport';
 import type { Endpoint } from '../providers/types';
 
 export function accountRow(fields: Partial<AccountRow> = {}): AccountRow {
@@ -53,10 +53,10 @@ export class FakeExchange implements ClientExchange {
   aborted = false;
   finished = false;
   sent: Sent[] = [];
-  maxBodyBytes = 4 * 1024 * 1024;
   private listeners: (() => void)[] = [];
 
-  constructor(readonly headers: Record<string, string> = {}, readonly ip = '127.0.0.1', private readonly bodyBytes = Buffer.alloc(0)) {}
+  /** `intake` is what the body intake answers (by default an empty JSON object). */
+  constructor(readonly headers: Record<string, string> = {}, readonly ip = '127.0.0.1', private readonly intake: JsonBody = { ok: true, raw: Buffer.from('{}'), value: {} }) {}
 
   onAbort(listener: () => void): void {
     if (this.aborted) listener();
@@ -68,8 +68,8 @@ export class FakeExchange implements ClientExchange {
     for (const l of this.listeners) l();
   }
 
-  body(): Promise<Buffer> {
-    return Promise.resolve(this.bodyBytes);
+  readJsonObject(): Promise<JsonBody> {
+    return Promise.resolve(this.intake);
   }
 
   send(status: number, headers: Record<string, string>, body: string | Uint8Array): void {
@@ -115,8 +115,8 @@ function kept(headers: HeaderValues, omit: HeaderFilter): Record<string, string 
   return out;
 }
 
-export function fakeExchange(opts: { headers?: Record<string, string>; ip?: string; body?: string } = {}): FakeExchange {
-  return new FakeExchange(opts.headers, opts.ip, Buffer.from(opts.body ?? ''));
+export function fakeExchange(opts: { headers?: Record<string, string>; ip?: string; intake?: JsonBody } = {}): FakeExchange {
+  return new FakeExchange(opts.headers, opts.ip, opts.intake);
 }
 
 /**
