@@ -45,7 +45,11 @@ export function judgeAnswer(r: AdminRequest, a: Answer | { error: string }): Fin
   if ('error' in a) return [{ ...keyed(`no answer (${a.error.replace(/:.*/, '')})`), detail: `connection ended without a response: ${a.error}${also}`, request: r }];
   const out: Finding[] = [];
   const f = (what: string, detail: string, byMethod = false) => out.push({ ...keyed(what, byMethod), detail: detail + also, request: r });
-  if (a.status >= 500) f(String(a.status), `answered ${a.status}: ${a.text.slice(0, 200)}`);
+  // A 5xx is the one finding of its answer.
+  if (a.status >= 500) {
+    f(String(a.status), `answered ${a.status}: ${a.text.slice(0, 200)}`);
+    return out;
+  }
   if (a.status >= 400 && r.method !== 'HEAD') {
     const problem = envelopeProblem(a.text);
     if (problem) f(`${a.status} without the error envelope`, problem);

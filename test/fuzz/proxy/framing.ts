@@ -19,6 +19,8 @@ export interface FramingCase extends SentRequest {
   methods: string[];
   /** The connection is dropped by the client mid-request (no answer wanted). */
   abandon?: boolean;
+  /** Sizes and counts of this case (the note names its kind). */
+  detail?: string;
   tag: string;
 }
 
@@ -58,22 +60,22 @@ export function framingCases(ctx: FramingContext): fc.Arbitrary<(tag: string) =>
   const k = (f: (tag: string) => Draft) => (tag: string): Omit<FramingCase, 'index'> => {
     const d = f(tag);
     const bytes = Buffer.concat(d.pieces.filter((p): p is string | Buffer => typeof p === 'string' || Buffer.isBuffer(p)).map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
-    const { name, ...rest } = d;
-    return { ...rest, tag, method: 'RAW', path: TARGET, headers: [], body: bytes, note: name };
+    const { name, detail, ...rest } = d;
+    return { ...rest, tag, method: 'RAW', path: TARGET, headers: [], body: bytes, note: name, detail };
   };
   const valid = fc.tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 15 })).map(([n, pause]) => k((tag) => {
     const body = chatBody(tag);
     const head = requestHead('POST', TARGET, baseHeaders(ctx, [['Content-Length', String(Buffer.byteLength(body))]]));
-    return { name: `exact Content-Length, ${n} writes`, pieces: dribble(head + body, n, pause), expect: 'ok', responses: 1, methods: ['POST'] };
+    return { name: 'exact Content-Length, in several writes', detail: `${n} writes, ${pause} ms apart`, pieces: dribble(head + body, n, pause), expect: 'ok', responses: 1, methods: ['POST'] };
   }));
   const shorter = fc.integer({ min: 1, max: 40 }).map((cut) => k((tag) => {
     const body = chatBody(tag);
     const len = Math.max(1, Buffer.byteLength(body) - cut);
-    return { name: `Content-Length ${cut} shorter than the body`, pieces: [requestHead('POST', TARGET, baseHeaders(ctx, [['Content-Length', String(len)]])), body], expect: 'refuse', responses: 1, methods: ['POST', 'POST'] };
+    return { name: 'Content-Length shorter than the body', detail: `${cut} bytes shorter`, pieces: [requestHead('POST', TARGET, baseHeaders(ctx, [['Content-Length', String(len)]])), body], expect: 'refuse', responses: 1, methods: ['POST', 'POST'] };
   }));
   const longer = fc.integer({ min: 1, max: 5000 }).map((extra) => k((tag) => {
     const body = chatBody(tag);
-    return { name: `Content-Length ${extra} longer than the body`, pieces: [requestHead('POST', TARGET, baseHeaders(ctx, [['Content-Length', String(Buffer.byteLength(body) + extra)]])), body], expect: 'may-wait', responses: 1, methods: ['POST'] };
+    return { name: 'Content-Length longer than the body', detail: `${extra} bytes longer`, pieces: [requestHead('POST', TARGET, baseHeaders(ctx, [['Content-Length', String(Buffer.byteLength(body) + extra)]])), body], expect: 'may-wait', responses: 1, methods: ['POST'] };
   }));
   const chunkedOk = fc.tuple(fc.integer({ min: 1, max: 5 }), fc.constantFrom('plain', 'extension', 'trailer', 'upper-hex')).map(([n, variant]) => k((tag) => {
     const body = chatBody(tag);
@@ -81,7 +83,7 @@ export function framingCases(ctx: FramingContext): fc.Arbitrary<(tag: string) =>
     const step = Math.ceil(body.length / n);
     for (let i = 0; i < body.length; i += step) parts.push(body.slice(i, i + step));
     const encoded = chunked(parts, { extension: variant === 'extension' ? ';name=value' : undefined, trailers: variant === 'trailer' ? ['X-Checksum: 1'] : undefined, upperHex: variant === 'upper-hex' });
-    return { name: `chunked, ${n} chunks, ${variant}`, pieces: [requestHead('POST', TARGET, baseHeaders(ctx, [['Transfer-Encoding', 'chunked']])), encoded], expect: 'ok', responses: 1, methods: ['POST'] };
+    return { name: `chunked, ${variant}`, detail: `${n} chunks`, pieces: [requestHead('POST', TARGET, baseHeaders(ctx, [['Transfer-Encoding', 'chunked']])), encoded], expect: 'ok', responses: 1, methods: ['POST'] };
   }));
   const chunkedBad = fc.constantFrom(...([
     ['chunk size not hex', (b: string) => `zz\r\n${b}\r\n0\r\n\r\n`, 'refuse'],

@@ -15,7 +15,7 @@ export function judgeCase(c: ProxyCase, a: HttpAnswer | { error: string }): Find
   const at = `POST ${c.path}`;
   const what = c.note ?? '';
   if ('error' in a) {
-    const unusual = what.split('; ').find((p) => p.startsWith('headers ') || p.startsWith('also ')) ?? c.why ?? mainIngredient(what);
+    const unusual = unusualPart(what) ?? c.why ?? mainIngredient(what);
     return [{ key: `no answer: ${a.error.replace(/:.*/, '')} (${unusual})`, detail: a.error, request: c, where: at }];
   }
   const out: Finding[] = [];
@@ -29,7 +29,9 @@ export function judgeCase(c: ProxyCase, a: HttpAnswer | { error: string }): Find
   }
   if (a.status >= 400) {
     const problem = proxyErrorProblem(a.text, c.endpoint === 'messages');
-    if (problem) f(`${a.status} without the ${c.endpoint === 'messages' ? 'Anthropic error shape' : 'error envelope'}`, problem);
+    // A body that is not JSON at all comes from the HTTP layer, set off by the request's shape rather than its caller.
+    if (problem?.startsWith('not JSON')) out.push({ key: `${a.status} from the HTTP layer, not JSON (${unusualPart(what) ?? cause})`, detail: problem, request: c, where: at });
+    else if (problem) f(`${a.status} without the ${c.endpoint === 'messages' ? 'Anthropic error shape' : 'error envelope'}`, problem);
   }
   if (c.expect === 'ok' && a.status !== 200) f(`${a.status} for a valid call`, `answered ${a.status}: ${a.text.slice(0, 200)}`);
   if ((c.expect === 'refused' || c.expect === 'client-error') && (a.status < 400 || a.status >= 500)) f(`${a.status} where a 4xx is due`, `answered ${a.status}: ${a.text.slice(0, 160)}`);
@@ -38,6 +40,11 @@ export function judgeCase(c: ProxyCase, a: HttpAnswer | { error: string }): Find
     if (!c.stream && !/json/i.test(a.contentType)) f('200 answer that is not JSON', `content-type ${a.contentType}: ${a.text.slice(0, 100)}`);
   }
   return out;
+}
+
+/** The unusual headers of a case, if any (they, not the body, decide transport-level answers). */
+function unusualPart(note: string): string | undefined {
+  return note.split('; ').find((p) => p.startsWith('headers ') || p.startsWith('also '));
 }
 
 /** The first ingredient of a case's note that is not the caller, for grouping. */
@@ -53,7 +60,7 @@ function mainIngredient(note: string): string {
 export function judgeFraming(c: FramingCase, o: RawOutcome): { findings: Finding[]; waited: boolean } {
   const out: Finding[] = [];
   const name = c.note ?? 'framing';
-  const f = (what: string, detail: string) => out.push({ key: `framing: ${name} → ${what}`, detail: `${detail} (${o.ending} after ${o.ms} ms)`, request: c });
+  const f = (what: string, detail: string) => out.push({ key: `framing: ${name} → ${what}`, detail: `${detail} (${o.ending} after ${o.ms} ms${c.detail ? `; ${c.detail}` : ''})`, request: c });
   const finals = o.responses.filter((r) => r.status >= 200);
   if (o.ending === 'refused') return { findings: [{ key: 'gateway refused connections', detail: 'connection refused', request: c }], waited: false };
   if (finals.some((r) => r.status >= 500)) {
