@@ -1,9 +1,8 @@
 import type { HttpRequest, HttpResponse } from './uws';
 import { errorType, defaultCode } from '../../../contract/errors';
+import { startBody, type RawBody } from './body-intake';
 
 const decoder = new TextDecoder();
-
-export class BodyTooLargeError extends Error {}
 
 /**
  * One HTTP request/response pair on uWS. Everything is read from the HttpRequest up front,
@@ -18,7 +17,7 @@ export class Exchange {
   aborted = false;
   finished = false;
   private abortListeners: (() => void)[] = [];
-  private bodyPromise: Promise<Buffer> | undefined;
+  private readonly bodyRead: Promise<RawBody>;
 
   /**
    * `headerNames` (lower case) limits the headers read to those the route uses: a hot route
@@ -42,7 +41,7 @@ export class Exchange {
       this.aborted = true;
       for (const l of this.abortListeners) l();
     });
-    if (this.hasBody()) this.bodyPromise = this.collectBody();
+    this.bodyRead = startBody(this);
   }
 
   onAbort(listener: () => void): void {
@@ -64,61 +63,32 @@ export class Exchange {
     return this.query ? `${this.path}?${this.query}` : this.path;
   }
 
-  private hasBody(): boolean {
-    const te = this.headers['transfer-encoding'];
-    if (te && te.toLowerCase() !== 'identity') return true;
-    const len = this.headers['content-length'];
-    return len !== undefined && len !== '0';
+  /** The request body as it arrived (empty when none was sent), or why not; never rejects (body-intake.ts). */
+  body(): Promise<RawBody> {
+    return this.bodyRead;
   }
 
-  /** The request body; empty when none was sent. Rejects with BodyTooLargeError past the limit. */
-  body(): Promise<Buffer> {
-    return this.bodyPromise ?? Promise.resolve(Buffer.alloc(0));
-  }
-
-  private collectBody(): Promise<Buffer> {
-    const declared = Number(this.headers['content-length']);
-    if (Number.isFinite(declared) && declared > this.maxBodyBytes) {
-      // Register a sink anyway: uWS wants onData before the handler returns.
-      this.res.onData(() => {});
-      return Promise.reject(new BodyTooLargeError());
-    }
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let failed = false;
-      this.res.onData((chunk, isLast) => {
-        if (failed) return;
-        size += chunk.byteLength;
-        if (size > this.maxBodyBytes) {
-          failed = true;
-          reject(new BodyTooLargeError());
-          return;
-        }
-        // Copy: uWS detaches the ArrayBuffer when this callback returns.
-        chunks.push(Buffer.from(new Uint8Array(chunk)));
-        if (isLast) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
-      });
-    });
-  }
-
-  /** Writes a whole response in one corked batch; a no-op once the client went away. */
-  send(status: number, headers: Record<string, string>, body: string | Uint8Array): void {
+  /**
+   * Writes a whole response in one corked batch; a no-op once the client went away. A HEAD
+   * request gets the head GET would (its content-length included) and no body.
+   */
+  send(status: number, headers: Record<string, string>, body: string | Uint8Array, closeConnection = false): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
       for (const k in headers) this.res.writeHeader(k, headers[k]);
-      this.res.end(body);
+      if (this.method === 'HEAD') this.res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, closeConnection);
+      else this.res.end(body, closeConnection);
     });
   }
 
-  sendJson(status: number, body: unknown, headers: Record<string, string> = {}): void {
-    this.send(status, { 'content-type': 'application/json', ...headers }, JSON.stringify(body));
+  sendJson(status: number, body: unknown, headers: Record<string, string> = {}, closeConnection = false): void {
+    this.send(status, { 'content-type': 'application/json', ...headers }, JSON.stringify(body), closeConnection);
   }
 
-  sendError(status: number, message: string, code?: string, headers: Record<string, string> = {}): void {
-    this.sendJson(status, errorEnvelope(status, message, code), headers);
+  sendError(status: number, message: string, code?: string, headers: Record<string, string> = {}, closeConnection = false): void {
+    this.sendJson(status, errorEnvelope(status, message, code), headers, closeConnection);
   }
 }
 
@@ -127,7 +97,7 @@ export function errorEnvelope(status: number, message: string, code?: string) {
 }
 
 const reasons: Record<number, string> = {
-  200: 'OK', 201: 'Created', 204: 'No Content', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized',
+  200: 'OK', 201: 'Created', 204: 'No Content', 302: 'Found', 301: 'Moved Permanently', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized',
   402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout',
   409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
   429: 'Too Many Requests', 499: 'Client Closed Request', 500: 'Internal Server Error', 502: 'Bad Gateway',

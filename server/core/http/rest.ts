@@ -2,7 +2,8 @@ import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import type { AnyRouter } from '@trpc/server';
 import type { RequestContext } from '../../../contract/trpc';
 import { defaultCode } from '../../../contract/errors';
-import { BodyTooLargeError, errorEnvelope, type Exchange } from './exchange';
+import { errorEnvelope, type Exchange } from './exchange';
+import { readJsonObject, refuse } from './body-intake';
 import type { Logger } from '../log';
 import { errorFields } from '../log';
 import { lockBodyCoercion } from './coercion';
@@ -34,29 +35,10 @@ export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange)
   } as any) as unknown as (req: unknown, res: unknown) => Promise<void>;
 
   return async function serveRest(ex: Exchange): Promise<void> {
-    let raw: Buffer;
-    try {
-      raw = await ex.body();
-    } catch (err) {
-      if (err instanceof BodyTooLargeError) return ex.sendError(413, `Request body exceeds ${ex.maxBodyBytes} bytes`);
-      throw err;
-    }
-    let parsed: unknown;
-    if (raw.length > 0) {
-      const type = ex.headers['content-type'] ?? '';
-      if (!/^application\/json\b/i.test(type)) {
-        return ex.sendError(415, type ? `Unsupported content-type "${type}"; send application/json` : 'Missing content-type header; send application/json');
-      }
-      try {
-        parsed = JSON.parse(raw.toString('utf8'));
-      } catch (err) {
-        return ex.sendError(400, `Malformed JSON body: ${(err as Error).message}`, 'invalid_json');
-      }
-    }
-    // Every body of the API is a JSON object; the library would spread an array or a string into one.
-    if (parsed !== undefined && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))) {
-      return ex.sendError(400, 'body: must be a JSON object', 'invalid_request');
-    }
+    const body = await readJsonObject(ex, { required: false, storableText: true });
+    if (!body.ok) return refuse(ex, body);
+    const raw = body.raw;
+    const parsed = body.value;
     const ctx: Ctx = { ...makeContext(ex), transport: 'rest' };
     const ac = new AbortController();
     ex.onAbort(() => ac.abort());

@@ -1,35 +1,6 @@
 import type { HttpResponse } from './uws';
-import { BodyTooLargeError, Exchange, statusLine } from './exchange';
-
-// Interim, until core/http/body-intake.ts lands with the same API: then `readJsonObject` is
-// imported from there and this block goes.
-interface BodyRefusal { status: number; code: string; message: string }
-type JsonBody =
-  | { ok: true; raw: Buffer; value: Record<string, unknown> | undefined }
-  | { ok: false; refusal: BodyRefusal }
-  | { ok: false; gone: true };
-const GONE: JsonBody = { ok: false, gone: true };
-const refused = (status: number, code: string, message: string): JsonBody => ({ ok: false, refusal: { status, code, message } });
-function readJsonObject(ex: Exchange, opts: { required: boolean }): Promise<JsonBody> {
-  return new Promise((resolve) => {
-    ex.onAbort(() => resolve(GONE));
-    ex.body().then((raw) => {
-      if (raw.length === 0) return resolve(opts.required ? refused(400, 'invalid_request', 'body: must be a JSON object') : { ok: true, raw, value: undefined });
-      const type = ex.headers['content-type'] ?? '';
-      if (!/^application\/json\b/i.test(type)) return resolve(refused(415, 'unsupported_media_type', type ? `Unsupported content-type "${type}"; send application/json` : 'Missing content-type header; send application/json'));
-      let doc: unknown;
-      try {
-        doc = JSON.parse(raw.toString('utf8'));
-      } catch (err) {
-        return resolve(refused(400, 'invalid_json', `Malformed JSON body: ${(err as Error).message}`));
-      }
-      if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return resolve(refused(400, 'invalid_request', 'body: must be a JSON object'));
-      resolve({ ok: true, raw, value: doc as Record<string, unknown> });
-    }, (err) => {
-      resolve(err instanceof BodyTooLargeError ? refused(413, 'body_too_large', `Request body exceeds ${ex.maxBodyBytes} bytes`) : GONE);
-    });
-  });
-}
+import { Exchange, statusLine } from './exchange';
+import { readJsonObject, type JsonBody } from './body-intake';
 
 /** Headers as an upstream sent them: a repeated header is an array of its values. */
 export type HeaderValues = Readonly<Record<string, string | readonly string[]>>;

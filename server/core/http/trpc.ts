@@ -1,26 +1,22 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import type { AnyRouter } from '@trpc/server';
 import type { RequestContext } from '../../../contract/trpc';
-import { BodyTooLargeError, type Exchange } from './exchange';
+import type { Exchange } from './exchange';
+import { readJsonObject, refuse } from './body-intake';
 import type { Logger } from '../log';
 import { errorFields } from '../log';
 
 /** The plain tRPC endpoint the console uses (`/trpc/<procedure>`), with the contract's types. */
 export function createTrpcHandler(router: AnyRouter, makeContext: (ex: Exchange) => RequestContext, log: Logger) {
   return async function serveTrpc(ex: Exchange): Promise<void> {
-    let body: Buffer;
-    try {
-      body = await ex.body();
-    } catch (err) {
-      if (err instanceof BodyTooLargeError) return ex.sendError(413, `Request body exceeds ${ex.maxBodyBytes} bytes`);
-      throw err;
-    }
+    const body = await readJsonObject(ex, { required: false, storableText: true });
+    if (!body.ok) return refuse(ex, body);
     const ac = new AbortController();
     ex.onAbort(() => ac.abort());
     const req = new Request(`http://localhost${ex.url}`, {
       method: ex.method,
       headers: ex.headers,
-      body: ex.method === 'GET' || ex.method === 'HEAD' ? undefined : new Uint8Array(body),
+      body: ex.method === 'GET' || ex.method === 'HEAD' ? undefined : (body.raw as Uint8Array<ArrayBuffer>),
       signal: ac.signal,
     });
     const response = await fetchRequestHandler({
