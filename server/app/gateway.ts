@@ -3,9 +3,10 @@ import { appRouter } from '../../contract/index';
 import type { RequestContext } from '../../contract/trpc';
 import type { Services } from '../../contract/services';
 import { isNativeUws, listenExclusive, nativeUwsProblem, uWS, type HttpRequest, type HttpResponse } from '../core/http/uws';
-import { Exchange } from '../core/http/exchange';
+import { endHead, Exchange } from '../core/http/exchange';
 import { StreamingExchange } from '../core/http/stream-writer';
 import { createRestHandler } from '../core/http/rest';
+import { httpFailureOf } from '../adapters/storage/errors';
 import { createTrpcHandler } from '../core/http/trpc';
 import { createStaticHandler } from '../core/http/static';
 import { credentialFrom } from '../core/http/credentials';
@@ -111,7 +112,7 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
     apiKey: credentialFrom(ex.headers),
     services,
   });
-  const rest = createRestHandler(appRouter, makeContext, log);
+  const rest = createRestHandler(appRouter, makeContext, log, httpFailureOf);
   const trpc = createTrpcHandler(appRouter, makeContext, log);
   const serveConsole = createStaticHandler(consoleDist, '/console/');
   let openApiJson: string | undefined;
@@ -132,18 +133,23 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
     ex.sendError(500, 'Internal server error');
   };
 
+  // HEAD answers as GET would, without the body: every GET route also takes HEAD, and the
+  // catch-all handlers (tRPC, console, REST) serve a HEAD as their GET.
+  const getAndHead = (path: string, h: (res: HttpResponse, req: HttpRequest) => void) => { app.get(path, h); app.head(path, h); };
+  const HEALTHY = '{"status":"ok"}';
   app.get('/healthz', (res) => {
-    res.cork(() => res.writeHeader('content-type', 'application/json').end('{"status":"ok"}'));
+    res.cork(() => res.writeHeader('content-type', 'application/json').end(HEALTHY));
   });
   app.head('/healthz', (res) => {
-    res.cork(() => res.writeHeader('content-type', 'application/json').endWithoutBody());
+    res.cork(() => endHead(res.writeHeader('content-type', 'application/json'), HEALTHY.length));
   });
-  app.get('/openapi.json', handle((ex) => {
+  getAndHead('/', handle((ex) => ex.send(302, { location: '/console/' }, '')));
+  getAndHead('/openapi.json', handle((ex) => {
     openApiJson ??= JSON.stringify(buildOpenApiDocument());
     ex.send(200, { 'content-type': 'application/json' }, openApiJson);
   }));
   app.any('/trpc/*', handle(trpc));
-  app.get('/console', handle(serveConsole));
+  getAndHead('/console', handle(serveConsole));
   app.any('/console/*', handle(serveConsole));
   // The AI proxy is the hot path: plain uWS routes, registered before the REST catch-all.
   for (const [path, endpoint, canonical] of proxy.routes) {

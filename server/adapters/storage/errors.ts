@@ -2,6 +2,7 @@
  * Reading database errors on either driver (postgres.js, PGlite in-process or on its
  * thread): drizzle wraps the driver's error, so each question walks the `cause` chain.
  */
+import type { HttpFailure } from '../../core/http/rest';
 
 /** The first error in the chain that `test` accepts. */
 export function causeWhere(err: unknown, test: (e: any) => boolean): any {
@@ -32,3 +33,18 @@ const CONNECTION_CODES = new Set([
 /** True when the error means the database is unreachable. */
 export const isDatabaseUnavailable = (err: unknown): boolean =>
   causeWhere(err, (e) => typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || /^08[0-9A-Z]{3}$/.test(e.code))) !== undefined;
+
+/**
+ * The one rule for answering a database failure over HTTP, where it has an answer of its own:
+ * a unique violation is the client's conflict (409 duplicate), an unreachable database a 503
+ * the client may retry; anything else stays an internal error (undefined).
+ */
+export function httpFailureOf(err: unknown): HttpFailure | undefined {
+  if (sqlStateOf(err) === PG_UNIQUE_VIOLATION) {
+    return { status: 409, code: 'duplicate', message: 'A record with the same unique value already exists' };
+  }
+  if (isDatabaseUnavailable(err)) {
+    return { status: 503, code: 'database_unavailable', message: 'The database is unavailable; retry shortly', headers: { 'retry-after': '5' } };
+  }
+  return undefined;
+}

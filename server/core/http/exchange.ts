@@ -78,7 +78,7 @@ export class Exchange {
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
       for (const k in headers) this.res.writeHeader(k, headers[k]);
-      if (this.method === 'HEAD') this.res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, closeConnection);
+      if (this.method === 'HEAD') endHead(this.res, typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, closeConnection);
       else this.res.end(body, closeConnection);
     });
   }
@@ -90,6 +90,18 @@ export class Exchange {
   sendError(status: number, message: string, code?: string, headers: Record<string, string> = {}, closeConnection = false): void {
     this.sendJson(status, errorEnvelope(status, message, code), headers, closeConnection);
   }
+}
+
+/**
+ * Ends a HEAD answer with the content-length GET would have sent. Not through
+ * `endWithoutBody(length)`: the Node 20 binary of the uWS build in use leaves the response
+ * open after it (and aborts the process when no onAborted handler is attached).
+ */
+export function endHead(res: HttpResponse, contentLength: number, closeConnection = false): void {
+  res.writeHeader('content-length', String(contentLength));
+  // The client closes on this header; `endWithoutBody(undefined, true)` has the same flaw.
+  if (closeConnection) res.writeHeader('connection', 'close');
+  res.endWithoutBody();
 }
 
 export function errorEnvelope(status: number, message: string, code?: string) {

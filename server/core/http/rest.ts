@@ -7,19 +7,26 @@ import { readJsonObject, refuse } from './body-intake';
 import type { Logger } from '../log';
 import { errorFields } from '../log';
 import { lockBodyCoercion } from './coercion';
-import { isDatabaseUnavailable, PG_UNIQUE_VIOLATION, sqlStateOf } from '../../adapters/storage/errors';
+import { readTarget } from './request-target';
 
 interface ZodIssueLike { path?: (string | number)[]; message: string; code?: string; keys?: string[] }
 type Ctx = RequestContext & { failure?: unknown };
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * How a failure of the layers below (the database's) is answered, when it is one they know:
+ * the composition root supplies the rule, so the transport names no storage.
+ */
+export interface HttpFailure { status: number; code: string; message: string; headers?: Record<string, string> }
+export type FailureAnswer = (err: unknown) => HttpFailure | undefined;
 
 /**
  * Serves the contract's REST paths through trpc-to-openapi on uWS. The library gets a cheap
  * Request look-alike with the body already parsed, and a response stub that writes to uWS,
  * so it never builds Node streams; its error bodies are rewritten into our envelope.
  */
-export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange) => RequestContext, log: Logger) {
+export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange) => RequestContext, log: Logger, failureOf: FailureAnswer) {
   lockBodyCoercion(router);
   const handler = createOpenApiNodeHttpHandler({
     router,
@@ -35,31 +42,32 @@ export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange)
   } as any) as unknown as (req: unknown, res: unknown) => Promise<void>;
 
   return async function serveRest(ex: Exchange): Promise<void> {
+    const target = readTarget(ex.path, ex.query);
+    if (!target.ok) return refuse(ex, target);
     const body = await readJsonObject(ex, { required: false, storableText: true });
     if (!body.ok) return refuse(ex, body);
-    const raw = body.raw;
     const parsed = body.value;
     const ctx: Ctx = { ...makeContext(ex), transport: 'rest' };
     const ac = new AbortController();
     ex.onAbort(() => ac.abort());
     const headers = new Headers();
     for (const k in ex.headers) headers.set(k, ex.headers[k]);
-    if (BODY_METHODS.has(ex.method) && raw.length === 0 && ex.method !== 'DELETE') headers.set('content-type', 'application/json');
+    // The intake accepted the body as JSON (or there is none); the library wants the type exactly.
+    if (BODY_METHODS.has(ex.method)) headers.set('content-type', 'application/json');
+    // The library's own query parser runs on raw text into a plain object (`?constructor=1`
+    // breaks it): it is always handed ours. DELETE input comes from the query only there, and
+    // the API documents `DELETE /x-config {"keys":[...]}`, so a JSON object body joins it.
+    const query = ex.method === 'DELETE' && parsed !== undefined ? Object.assign(Object.create(null), target.query, parsed) : target.query;
     const props: PropertyDescriptorMap = {
-      method: { value: ex.method },
+      // HEAD is answered as GET, without the body (Exchange.send).
+      method: { value: ex.method === 'HEAD' ? 'GET' : ex.method },
       url: { value: ex.url },
       headers: { value: headers },
       signal: { value: ac.signal },
       body: { value: parsed },
+      query: { value: query },
       switchyardContext: { value: ctx },
     };
-    // trpc-to-openapi reads DELETE input from the query string only; the API documents
-    // `DELETE /x-config {"keys":[...]}`, so a JSON object body joins the query parameters.
-    if (ex.method === 'DELETE' && parsed !== undefined) {
-      const query: Record<string, unknown> = {};
-      new URLSearchParams(ex.query).forEach((v, k) => { (query[k] ??= [] as string[]) && (query[k] as string[]).push(v); });
-      props.query = { value: { ...query, ...(parsed as object) } };
-    }
     const req = Object.create(Request.prototype, props);
     await new Promise<void>((resolve) => {
       const res = {
@@ -70,7 +78,7 @@ export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange)
         end(body?: string) {
           resolve();
           if (this.statusCode >= 400) {
-            const env = toEnvelope(this.statusCode, body, ctx.failure);
+            const env = toEnvelope(this.statusCode, body, ctx.failure, failureOf);
             return ex.sendJson(env.status, env.body, { ...withoutContentType(this.headers), ...env.headers });
           }
           ex.send(this.statusCode, this.headers, body ?? '');
@@ -90,15 +98,11 @@ function withoutContentType(h: Record<string, string>): Record<string, string> {
   return rest;
 }
 
-function toEnvelope(status: number, body: string | undefined, failure: unknown): { status: number; body: unknown; headers?: Record<string, string> } {
+function toEnvelope(status: number, body: string | undefined, failure: unknown, failureOf: FailureAnswer): { status: number; body: unknown; headers?: Record<string, string> } {
   let shape: { message?: string; issues?: ZodIssueLike[]; data?: { apiCode?: string } } = {};
   try { shape = body ? JSON.parse(body) : {}; } catch { /* keep defaults */ }
-  if (status >= 500 && sqlStateOf(failure) === PG_UNIQUE_VIOLATION) {
-    return { status: 409, body: errorEnvelope(409, 'A record with the same unique value already exists', 'duplicate') };
-  }
-  if (status >= 500 && isDatabaseUnavailable(failure)) {
-    return { status: 503, body: errorEnvelope(503, 'The database is unavailable; retry shortly', 'database_unavailable'), headers: { 'retry-after': '5' } };
-  }
+  const known = status >= 500 ? failureOf(failure) : undefined;
+  if (known) return { status: known.status, body: errorEnvelope(known.status, known.message, known.code), headers: known.headers };
   if (status >= 500) return { status, body: errorEnvelope(status, 'Internal server error') };
   if (shape.issues?.length) return { status: 400, body: errorEnvelope(400, describeIssues(shape.issues), 'invalid_request') };
   if (status === 404 && shape.message === 'Not found') return { status, body: errorEnvelope(404, 'No such endpoint or method', 'unknown_endpoint') };

@@ -38,6 +38,6 @@ export function createStaticHandler(root: string, prefix: string) {
       'content-type': asset.type,
       'cache-control': asset.immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
       'x-content-type-options': 'nosniff',
-    }, ex.method === 'HEAD' ? '' : asset.body);
+    }, asset.body);
   };
 }

@@ -31,6 +31,14 @@ function fallback(): UwsModule {
   return createRequire(import.meta.url)('@trufflesuite/uws-js-unofficial/dist/index.js') as UwsModule;
 }
 
+/**
+ * uWS reads its head limit once, as the binary loads: a head that outgrows it is answered 431
+ * (the Node 20 binary applies it only to a head that arrives in pieces). Its default of 4 KiB
+ * would refuse ordinary requests whose head a slow link splits; 16 KiB is Node's own default.
+ * The operator's value, when set, wins.
+ */
+process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= String(16 * 1024);
+
 const loaded = load();
 
 /** Why the native core is not in use, as one line for the operator; undefined when it is. */
