@@ -1,51 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { freshDatabaseUrl } from '../../testing/database';
 import { startTestGateway, type TestGateway } from '../../testing/gateway';
 import { expectEnvelope } from '../../testing/http';
 import { createAccount, rootAccount } from '../../testing/accounts';
 import { isDatabaseUnavailable } from './errors';
-
-/** A TCP relay in front of PostgreSQL that the test can cut and restore: a real outage, seen by the real driver. */
-class Relay {
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async up(): Promise<void> {
-    if (this.server) return;
-    const server = createServer((client) => {
-      const db = connect(this.target.port, this.target.host);
-      for (const s of [client, db]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(db).pipe(client);
-      client.on('close', () => db.destroy());
-      db.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', resolve);
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
-  }
-
-  async down(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    for (const s of this.sockets) s.destroy();
-    if (server) await new Promise((r) => server.close(r));
-  }
-}
+import { TcpRelay } from '../../testing/tcp-relay';
 
 describe('a database outage', () => {
   let gw: TestGateway | undefined;
-  let relay: Relay | undefined;
+  let relay: TcpRelay | undefined;
   let drop: (() => Promise<void>) | undefined;
 
   afterEach(async () => {
@@ -68,12 +31,9 @@ describe('a database outage', () => {
   it.runIf(process.env.TEST_DATABASE_URL)('answers 503 database_unavailable on the admin API and the proxy, writes nothing, and recovers', async () => {
     const fresh = await freshDatabaseUrl();
     drop = fresh.drop;
-    const direct = new URL(fresh.url);
-    relay = new Relay({ host: direct.hostname, port: Number(direct.port || 5432) });
-    await relay.up();
-    const viaRelay = new URL(fresh.url);
-    viaRelay.host = `127.0.0.1:${relay.port}`;
-    gw = await startTestGateway({ databaseUrl: viaRelay.toString() });
+    const via = await TcpRelay.before(fresh.url);
+    relay = via.relay;
+    gw = await startTestGateway({ databaseUrl: via.url });
     const newcomer = (await createAccount(gw, rootAccount(gw))).key;
 
     await relay.down();
