@@ -10,18 +10,9 @@ export type HeaderValues = Readonly<Record<string, string | readonly string[]>>;
 /** True for a header name that must not be passed on to the client. */
 export type HeaderFilter = (name: string) => boolean;
 
-/** Why a request body was refused (413, 415, 400 invalid_json, 400 not an object). */
-export interface BodyRefusal {
-  status: number;
-  code: string;
-  message: string;
-}
-
-/** The request body as a JSON object, a refusal, or the client left before it ended. */
-export type JsonBody =
-  | { ok: true; raw: Buffer; value: Record<string, unknown> | undefined }
-  | { ok: false; refusal: BodyRefusal }
-  | { ok: false; gone: true };
+/** The body intake's result types have one home, core/http's body intake. */
+export type { BodyRefusal, JsonBody } from '../core/http/body-intake';
+import type { JsonBody } from '../core/http/body-intake';
 
 /** A streamed answer: status and headers go out with the first bytes. */
 export interface ResponseStream {
