@@ -1,51 +1,38 @@
 /**
- * Dashboard and billing reads against a loaded database: 1,000 accounts and 1,000,000 usage
- * records (with their daily aggregates), measured with autocannon against GET /healthz in the
- * same run, so the figures read as ratios on whatever machine runs them.
+ * Dashboard and billing reads against a loaded database: 1,000 accounts and 10,000,000 usage
+ * records (with their daily and subtree rollups, in day partitions), measured with autocannon
+ * against GET /healthz in the same run, so the figures read as ratios on whatever machine runs them.
  *
  *   npm run bench:dashboard                    # in-memory PGlite
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:dashboard
  *     (a scratch database is created on that server and dropped afterwards)
+ *   BENCH_RECORDS=1000000 npm run bench:dashboard   # the 1,000,000-record option
  *
  * BENCH_SECONDS (default 5) per target, BENCH_CONNECTIONS (default 10).
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { sql } from 'drizzle-orm';
+import { freshDatabaseUrl } from '../server/testing/database';
 import { startGateway } from '../server/app/gateway';
 import { readSettings } from '../server/core/settings';
 import { createLogger } from '../server/core/log';
 import { generateAccountKey, hashKey, hint } from '../server/adapters/security/crypto';
 import type { Database } from '../server/adapters/storage/database';
+import { maintainPartitions } from '../server/state/usage/partitions';
 
 const ACCOUNTS = 1000;
-const RECORDS = 1_000_000;
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 10_000_000);
+/** Records are inserted this many at a time, so 10,000,000 never sit in one statement's memory. */
+const SEED_CHUNK = 1_000_000;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const MODELS = ['gpt-4o', 'gpt-4o-mini', 'claude-sonnet-4-5', 'gemini-2.5-flash'];
 const DAYS = 30;
 const TEAMS = 9;
 
-async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const admin = process.env.DATABASE_URL;
-  if (!admin) return { url: 'memory://', drop: async () => {} };
-  const postgres = (await import('postgres')).default;
-  const name = `sy_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const s = postgres(admin, { max: 1, onnotice: () => {} });
-  await s.unsafe(`CREATE DATABASE ${name}`);
-  await s.end();
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const d = postgres(admin, { max: 1, onnotice: () => {} });
-      await d.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-      await d.end();
-    },
-  };
-}
+/** A database of its own on DATABASE_URL's server (dropped afterwards), else in-memory PGlite. */
+const scratchDatabase = () => freshDatabaseUrl(process.env.DATABASE_URL, 'sy_bench');
 
 /**
  * Root (1) → 9 team accounts (2-10) → 990 accounts (11-1000). Records spread evenly over the
@@ -70,20 +57,32 @@ async function seed(database: Database): Promise<{ userKey: string; userId: numb
   const userKey = generateAccountKey();
   await run(sql`insert into account_keys (account_id, key_hash, hint) values (${userId}, ${hashKey(userKey)}, ${hint(userKey)})`);
   const others = ACCOUNTS - 1;
-  await run(sql`
-    insert into usage_records (account_id, owner_id, model, level, endpoint, prompt, completion, reasoning, cached, credit_used, status, created_at)
-    select 2 + g % ${others}, 1,
-      (${sql.raw(`array[${MODELS.map((m) => `'${m}'`).join(',')}]`)})[1 + (g / ${others * DAYS}) % ${MODELS.length}],
-      1, '/v1/chat/completions', 100 + g % 900, 20 + g % 300, (g % 7) * 10, (g % 5) * 20,
-      ((100 + g % 900) * 2.5 + (20 + g % 300) * 10) / 1000000.0, 'ok',
-      (date_trunc('day', now() at time zone 'utc') - make_interval(days => (g / ${others}) % ${DAYS}) + make_interval(secs => g % 86400)) at time zone 'utc'
-    from generate_series(0, ${RECORDS - 1}) g`);
+  // Day partitions for the whole period first (each maintenance run covers 9 days around its "now").
+  for (let back = DAYS + 1; back > -8; back -= 8) await maintainPartitions(database.db, 0, new Date(Date.now() - back * 86_400_000));
+  for (let from = 0; from < RECORDS; from += SEED_CHUNK) {
+    await run(sql`
+      insert into usage_records (account_id, owner_id, model, level, endpoint, prompt, completion, reasoning, cached, credit_used, status, created_at, request_id)
+      select 2 + g % ${others}, 1,
+        (${sql.raw(`array[${MODELS.map((m) => `'${m}'`).join(',')}]`)})[1 + (g / ${others * DAYS}) % ${MODELS.length}],
+        1, '/v1/chat/completions', 100 + g % 900, 20 + g % 300, (g % 7) * 10, (g % 5) * 20,
+        ((100 + g % 900) * 2.5 + (20 + g % 300) * 10) / 1000000.0, 'ok',
+        (date_trunc('day', now() at time zone 'utc') - make_interval(days => (g / ${others}) % ${DAYS}) + make_interval(secs => g % 86400)) at time zone 'utc',
+        'bench-' || g
+      from generate_series(${from}::int, ${Math.min(from + SEED_CHUNK, RECORDS) - 1}::int) g`);
+  }
   await run(sql`
     insert into usage_daily (account_id, day, model, owner_id, dna, requests, prompt, completion, reasoning, cached, credit_used)
     select r.account_id, (r.created_at at time zone 'utc')::date, r.model, r.owner_id, a.dna,
       count(*), sum(r.prompt), sum(r.completion), sum(r.reasoning), sum(r.cached), sum(r.credit_used)
     from usage_records r join accounts a on a.id = r.account_id
     group by 1, 2, 3, 4, 5`);
+  // Each account's usage added to every ancestor's, as the recorder does with every batch.
+  await run(sql`
+    insert into usage_subtree_daily (ancestor_id, day, model, requests, prompt, completion, reasoning, cached, credit_used)
+    select x.a::int, d.day, d.model, sum(d.requests), sum(d.prompt), sum(d.completion), sum(d.reasoning), sum(d.cached), sum(d.credit_used)
+    from usage_daily d, unnest(string_to_array(trim(both '.' from d.dna), '.')) as x(a)
+    where x.a <> '' and x.a::int <> d.account_id
+    group by 1, 2, 3`);
   await run(sql`analyze`);
   return { userKey, userId };
 }
@@ -119,16 +118,20 @@ async function main() {
   }, { log: createLogger(() => {}, 'error') });
   try {
     const t0 = performance.now();
-    const { userKey } = await seed(gateway.database);
+    const { userKey, userId } = await seed(gateway.database);
     const [{ records, daily }] = await gateway.database.rows<{ records: number; daily: number }>(
       sql`select (select count(*) from usage_records)::int as records, (select count(*) from usage_daily)::int as daily`);
     console.log(`database: ${gateway.database.kind}; ${ACCOUNTS} accounts, ${records} usage records, ${daily} usage_daily rows; built in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     console.log(`autocannon: ${CONNECTIONS} connections, ${SECONDS} s per target\n`);
 
+    // A mid-tree account (a team, with its 110 accounts below it) named by its DNA path.
     const targets: [string, string | null][] = [
       ['/healthz', null],
       ['/dashboard/live', userKey],
       ['/x-bill?days=30', rootKey],
+      ['/x-bill?days=30&user=.1.2.', rootKey],
+      ['/dashboard/bill?days=30', userKey],
+      [`/x-info?user=${userId}`, rootKey],
     ];
     for (const [path, key] of targets.slice(1)) {
       const r = await fetch(gateway.url + path, { headers: { authorization: `Bearer ${key}` } });
@@ -137,9 +140,9 @@ async function main() {
     const results: Measure[] = [];
     for (const [path, key] of targets) results.push(await autocannon(gateway.url + path, key));
     const base = results[0].rps;
-    console.log('target                        req/s   vs /healthz   p99 ms   non-2xx');
+    console.log('target                                  req/s   vs /healthz   p99 ms   non-2xx');
     for (const r of results) {
-      console.log(`GET ${r.path.padEnd(24)} ${r.rps.toFixed(0).padStart(8)}   ${(r.rps / base).toFixed(4).padStart(10)}   ${String(r.p99).padStart(6)}   ${r.non2xx + r.errors}`);
+      console.log(`GET ${r.path.padEnd(34)} ${r.rps.toFixed(0).padStart(8)}   ${(r.rps / base).toFixed(4).padStart(10)}   ${String(r.p99).padStart(6)}   ${r.non2xx + r.errors}`);
     }
     if (results.some((r) => r.non2xx + r.errors > 0)) process.exitCode = 1;
   } finally {

@@ -1,22 +1,26 @@
 /**
  * Proxy benchmark: the same small chat completions, whole and streamed, sent to a lean
- * upstream directly, through Switchyard (auth, limits and billing on the path) and through
- * @portkey-ai/gateway, all as child processes on loopback, measured in the same run.
+ * upstream directly, through nginx as a bare reverse-proxy hop (when nginx is installed),
+ * through Switchyard (auth, limits and billing on the path) and through @portkey-ai/gateway,
+ * all as child processes on loopback, measured in the same run.
  *
  *   npm run bench:proxy                 # 5 s warm-up + 8 s per measurement (about 2 minutes)
  *   npm run bench:proxy -- --quick      # smoke run: 1 s + 2 s
  *   options: --connections N (default 32), --warmup S, --duration S (per target and measurement),
  *            --rounds N (the duration is split into N rounds alternating the targets; default 2)
  *
- * Ends with one line: `ratio vs portkey: X, vs direct: Y, p50 added ms: Z` (non-streamed
- * throughput ratios; p50 latency Switchyard minus direct at concurrency 1).
+ * Ends with one line: `ratio vs portkey: X, vs direct: Y, vs nginx: Z, p50 added ms: W` (non-streamed
+ * throughput ratios; p50 latency Switchyard minus direct at concurrency 1); the lines before
+ * it give the ratios vs nginx, with shared state (Redis) and with metrics on vs METRICS=off.
  */
 import { fileURLToPath } from 'node:url';
 import { generateAccountKey } from '../server/adapters/security/crypto';
 import { bundleServer } from '../scripts/build/bundle';
-import { freePort, killAllNow, startChild, stopAll, type Child } from './proxy/children';
+import { freePort, runBenchmark, startChild, stopAll, type Child } from './proxy/children';
 import { combine, latencyOf, throughput, timingsAtOne, validate, type Latency, type Target, type Throughput, type Timings, type Workload } from './proxy/load';
 import { configureSwitchyard, UPSTREAM_SECRET } from './proxy/switchyard';
+import { findNginx, startNginx } from './proxy/nginx';
+import { benchRedisUrl, deleteBenchKeys, sharedStateEnv } from './proxy/shared-state';
 
 interface Options {
   warmup: number;
@@ -57,7 +61,7 @@ function usable(t: Throughput | undefined, seconds: number): boolean {
   return !!t && t.rps > 0 && t.failures <= 0.01 * t.rps * seconds;
 }
 
-async function startAll(): Promise<{ upstream: Child; switchyard: Child; portkey: Child | Error; rootKey: string; portkeyPort: number }> {
+async function startAll(): Promise<{ upstream: Child; nginx: Child | Error; switchyard: Child; switchyardShared: Child | Error; switchyardNoMetrics: Child | Error; portkey: Child | Error; rootKey: string; portkeyPort: number }> {
   const rootKey = generateAccountKey();
   const portkeyPort = await freePort();
   const shim = fileURLToPath(new URL('./portkey-shim.mjs', import.meta.url));
@@ -71,7 +75,17 @@ async function startAll(): Promise<{ upstream: Child; switchyard: Child; portkey
     startChild('Portkey', ['--import', shim, 'node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'],
       { NODE_ENV: 'production' }, /(Ready) for connections/).catch((err: Error) => err),
   ]);
-  return { upstream, switchyard, portkey, rootKey, portkeyPort };
+  const binary = findNginx();
+  const nginx = binary ? await startNginx(binary, upstream.url).catch((err: Error) => err) : new Error('nginx is not installed (apt-get install nginx-light, or set NGINX)');
+  // The same bundle with shared state on (REDIS_URL): one instance, its counters in Redis.
+  const switchyardShared = await startChild('Switchyard+Redis', [bundle], {
+    PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...sharedStateEnv(),
+  }, /Switchyard is listening on (http:\/\/\S+)/).catch((err: Error) => err);
+  // The same bundle with METRICS=off: what /metrics costs the proxy is the difference.
+  const switchyardNoMetrics = await startChild('Switchyard METRICS=off', [bundle], {
+    PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', METRICS: 'off',
+  }, /Switchyard is listening on (http:\/\/\S+)/).catch((err: Error) => err);
+  return { upstream, nginx, switchyard, switchyardShared, switchyardNoMetrics, portkey, rootKey, portkeyPort };
 }
 
 /**
@@ -106,9 +120,12 @@ async function measureAll(results: TargetResult[], o: Options): Promise<void> {
   }
 }
 
+/** CPU time of the target's own process per request answered (its upstream's not included). */
+const cpuPerRequest = (t: Throughput | undefined) => (t?.cpuUs !== undefined && t.requests > 0 ? t.cpuUs / t.requests : undefined);
+
 function report(results: TargetResult[], o: Options): string {
   const lines: string[] = [];
-  lines.push('', `target       workload   req/s      p50 ms   p99 ms   failures`);
+  lines.push('', `target       workload   req/s      p50 ms   p99 ms   CPU µs/req   failures`);
   for (const r of results) {
     if (r.problem) {
       lines.push(`${pad(r.target.name, 12)} NOT MEASURED: ${r.problem}`);
@@ -116,7 +133,7 @@ function report(results: TargetResult[], o: Options): string {
     }
     for (const [w, t] of [['whole', r.whole], ['streamed', r.stream]] as const) {
       const bad = usable(t, o.duration) ? '' : `  <- INVALID: non-2xx/errors ${t?.statuses ?? ''}`;
-      lines.push(`${pad(r.target.name, 12)} ${pad(w, 10)} ${padL(fmt(t?.rps), 7)}  ${padL(fmt(t?.p50, 1), 7)}  ${padL(fmt(t?.p99, 1), 7)}   ${t?.failures ?? 'n/a'}${bad}`);
+      lines.push(`${pad(r.target.name, 12)} ${pad(w, 10)} ${padL(fmt(t?.rps), 7)}  ${padL(fmt(t?.p50, 1), 7)}  ${padL(fmt(t?.p99, 1), 7)}   ${padL(fmt(cpuPerRequest(t), 1), 10)}   ${t?.failures ?? 'n/a'}${bad}`);
     }
   }
   lines.push('', `concurrency 1, non-streamed (high-resolution clock):`);
@@ -130,20 +147,44 @@ function report(results: TargetResult[], o: Options): string {
 async function main(): Promise<number> {
   const o = options(process.argv.slice(2));
   console.log(`proxy benchmark: ${o.connections} connections, warm-up ${o.warmup} s, ${o.duration} s per measurement in ${o.rounds} round(s), all on 127.0.0.1`);
-  const { upstream, switchyard, portkey, rootKey, portkeyPort } = await startAll();
+  const { upstream, nginx, switchyard, switchyardShared, switchyardNoMetrics, portkey, rootKey, portkeyPort } = await startAll();
   const account = await configureSwitchyard(switchyard.url, rootKey, upstream.url);
-  console.log(`  upstream ${upstream.url}; Switchyard ${switchyard.url} (load sent with ${account.who}); Portkey ${portkey instanceof Error ? 'failed to start' : `http://127.0.0.1:${portkeyPort}`}`);
+  const sharedAccount = switchyardShared instanceof Error ? switchyardShared : await configureSwitchyard(switchyardShared.url, rootKey, upstream.url).catch((err: Error) => err);
+  const noMetricsAccount = switchyardNoMetrics instanceof Error ? switchyardNoMetrics : await configureSwitchyard(switchyardNoMetrics.url, rootKey, upstream.url).catch((err: Error) => err);
+  console.log(`  upstream ${upstream.url}; Switchyard ${switchyard.url} (load sent with ${account.who}); Portkey ${portkey instanceof Error ? 'failed to start' : `http://127.0.0.1:${portkeyPort}`}; nginx ${nginx instanceof Error ? 'not measured' : nginx.url}`);
 
   const upstreamAuth = { authorization: `Bearer ${UPSTREAM_SECRET}` };
   const results: TargetResult[] = [
-    { target: { name: 'direct', url: `${upstream.url}/v1/chat/completions`, headers: upstreamAuth }, problem: null },
-    { target: { name: 'switchyard', url: `${switchyard.url}/v1/chat/completions`, headers: { authorization: `Bearer ${account.key}` } }, problem: null },
+    { target: { name: 'direct', url: `${upstream.url}/v1/chat/completions`, headers: upstreamAuth, pid: upstream.proc.pid }, problem: null },
+    {
+      target: { name: 'nginx', url: `${nginx instanceof Error ? '' : nginx.url}/v1/chat/completions`, headers: upstreamAuth, pid: nginx instanceof Error ? undefined : nginx.proc.pid },
+      problem: nginx instanceof Error ? nginx.message.split('\n')[0] : null,
+    },
+    { target: { name: 'switchyard', url: `${switchyard.url}/v1/chat/completions`, headers: { authorization: `Bearer ${account.key}` }, pid: switchyard.proc.pid }, problem: null },
     {
       target: {
         name: 'portkey', url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
         headers: { ...upstreamAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstream.url}/v1` },
+        pid: portkey instanceof Error ? undefined : portkey.proc.pid,
       },
       problem: portkey instanceof Error ? `did not start: ${portkey.message.split('\n')[0]}` : null,
+    },
+    // Last, so the targets above keep their places.
+    {
+      target: {
+        name: 'sy+redis', url: `${switchyardShared instanceof Error ? '' : switchyardShared.url}/v1/chat/completions`,
+        headers: { authorization: `Bearer ${sharedAccount instanceof Error ? '' : sharedAccount.key}` },
+        pid: switchyardShared instanceof Error ? undefined : switchyardShared.proc.pid,
+      },
+      problem: sharedAccount instanceof Error ? `REDIS_URL ${benchRedisUrl}: ${sharedAccount.message.split('\n')[0]}` : null,
+    },
+    {
+      target: {
+        name: 'sy-nometrics', url: `${switchyardNoMetrics instanceof Error ? '' : switchyardNoMetrics.url}/v1/chat/completions`,
+        headers: { authorization: `Bearer ${noMetricsAccount instanceof Error ? '' : noMetricsAccount.key}` },
+        pid: switchyardNoMetrics instanceof Error ? undefined : switchyardNoMetrics.proc.pid,
+      },
+      problem: noMetricsAccount instanceof Error ? `METRICS=off: ${noMetricsAccount.message.split('\n')[0]}` : null,
     },
   ];
   for (const r of results) {
@@ -156,7 +197,7 @@ async function main(): Promise<number> {
   await measureAll(results, o);
   console.log(report(results, o));
 
-  const [direct, sy, pk] = results;
+  const [direct, ngx, sy, pk] = results;
   const ok = (r: TargetResult) => !r.problem && usable(r.whole, o.duration);
   const ratio = (a: TargetResult, b: TargetResult) => (ok(a) && ok(b) ? a.whole!.rps / b.whole!.rps : NaN);
   const added = (p: 'p50' | 'p99') => (!sy.problem && !direct.problem && sy.single && direct.single ? sy.single[p] - direct.single[p] : NaN);
@@ -165,24 +206,19 @@ async function main(): Promise<number> {
     console.log(`added latency at concurrency 1 (Switchyard minus direct): p50 ${fmt(added('p50'), 3)} ms, p99 ${fmt(added('p99'), 3)} ms`);
     const streamed = (b: TargetResult) => (!b.problem && usable(sy.stream, o.duration) && usable(b.stream, o.duration) ? sy.stream!.rps / b.stream!.rps : NaN);
     console.log(`streamed throughput ratio vs portkey: ${fmt(streamed(pk), 2)}, vs direct: ${fmt(streamed(direct), 2)}`);
+    console.log(`throughput ratio vs nginx (a bare hop): non-streamed ${fmt(ratio(sy, ngx), 2)}, streamed ${fmt(streamed(ngx), 2)}; nginx vs direct: ${fmt(ratio(ngx, direct), 2)}`);
   } else {
     console.log(`Switchyard could not be measured: ${sy.problem ?? 'its answers were not 2xx under load'}; the figures below are n/a.`);
   }
-  console.log(`ratio vs portkey: ${fmt(ratio(sy, pk), 2)}, vs direct: ${fmt(ratio(sy, direct), 2)}, p50 added ms: ${fmt(added('p50'), 2)}`);
+  const syr = results.find((r) => r.target.name === 'sy+redis')!;
+  const sharedAdded = !syr.problem && !direct.problem && syr.single && direct.single ? syr.single.p50 - direct.single.p50 : NaN;
+  console.log(`shared state (REDIS_URL, one instance): throughput ratio vs in-process ${fmt(ratio(syr, sy), 2)}, vs direct ${fmt(ratio(syr, direct), 2)} (in-process ${fmt(ratio(sy, direct), 2)}); p50 added ms ${fmt(sharedAdded, 3)} (in-process ${fmt(added('p50'), 3)})`);
+  const off = results.find((r) => r.target.name === 'sy-nometrics')!;
+  const streamedOnOff = !off.problem && usable(sy.stream, o.duration) && usable(off.stream, o.duration) ? sy.stream!.rps / off.stream!.rps : NaN;
+  const offAdded = !off.problem && !direct.problem && off.single && direct.single ? off.single.p50 - direct.single.p50 : NaN;
+  console.log(`metrics on vs METRICS=off: throughput ratio non-streamed ${fmt(ratio(sy, off), 3)}, streamed ${fmt(streamedOnOff, 3)}; p50 added ms on ${fmt(added('p50'), 3)}, off ${fmt(offAdded, 3)}`);
+  console.log(`ratio vs portkey: ${fmt(ratio(sy, pk), 2)}, vs direct: ${fmt(ratio(sy, direct), 2)}, vs nginx: ${fmt(ratio(sy, ngx), 2)}, p50 added ms: ${fmt(added('p50'), 2)}`);
   return ok(sy) && ok(direct) ? 0 : 1;
 }
 
-process.on('exit', killAllNow);
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(sig, () => {
-    stopAll(1000).finally(() => process.exit(130));
-  });
-}
-main()
-  .then((code) => { process.exitCode = code; })
-  .catch((err: Error) => {
-    console.error(`proxy benchmark failed: ${err.message}`);
-    console.log('ratio vs portkey: n/a, vs direct: n/a, p50 added ms: n/a');
-    process.exitCode = 1;
-  })
-  .finally(() => stopAll());
+runBenchmark('proxy', main, 'ratio vs portkey: n/a, vs direct: n/a, vs nginx: n/a, p50 added ms: n/a', () => stopAll().then(deleteBenchKeys));

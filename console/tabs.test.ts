@@ -298,7 +298,10 @@ describe('usage', () => {
     await h.gw.gateway.usage.flush();
     await openTab(page, 'Usage');
     await expect.poll(() => page.locator('[data-testid=usage-requests] .stat-value').textContent()).toBe('24');
-    expect(await page.locator('svg.chart rect.chart-bar').count()).toBe(60);
+    // 30 days in each of the two uPlot charts, read from the table beside each canvas.
+    expect(await page.locator('[data-testid=chart-requests] .sr-only table tbody tr').count()).toBe(30);
+    expect(await page.locator('[data-testid=chart-credit] .sr-only table tbody tr').count()).toBe(30);
+    expect(await page.locator('[data-testid=chart-requests] canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('.share-bars').textContent()).toContain('gpt-4o');
     expect(await page.locator('main').textContent()).toContain('charting-user');
     await page.getByRole('tab', { name: 'Subaccounts' }).click();

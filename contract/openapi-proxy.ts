@@ -109,6 +109,7 @@ const answerSchemas: Record<string, Schema> = {
           type: { type: 'string', description: 'Anthropic\'s error type: `invalid_request_error`, `request_too_large`, `authentication_error`, `billing_error`, `permission_error`, `rate_limit_error`, `overloaded_error`, `timeout_error`, `api_error`.' },
           message: { type: 'string' },
           code: { type: 'string', description: 'The same stable code the OpenAI routes give, e.g. `insufficient_balance`.' },
+          request_id: { type: 'string', description: 'The request ID of the call (also in `x-request-id`), the key to its log lines.' },
         },
       },
     },
@@ -146,6 +147,26 @@ const ERRORS: [status: string, description: string, headers?: Record<string, Sch
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
+/** The pattern and length of a client request ID the gateway takes (server/gateway/request-id.ts). */
+export const CLIENT_REQUEST_ID_PATTERN = '^[A-Za-z0-9\\-_.:@+=]+$';
+export const CLIENT_REQUEST_ID_MAX = 128;
+
+/** The call's identity and the gateway's own time: on every answer of a proxy route, errors included. */
+export const CALL_HEADERS: Record<string, Schema> = {
+  'X-Request-Id': header('The call\'s request ID: the client\'s `X-Request-Id` when it sent a usable one, else one the gateway generated. It names the call\'s usage record, access log line and trace, and is the `request_id` of an error body.', 'string'),
+  'Server-Timing': header('The gateway\'s own time on the call, without the provider\'s: `gateway;dur=<ms>` (milliseconds, two decimals). On a streamed answer it covers the time until the head was sent.', 'string'),
+};
+
+const REQUEST_ID_PARAMETER: Schema = {
+  name: 'X-Request-Id',
+  in: 'header',
+  required: false,
+  description: 'The client\'s own ID for the call, echoed in the answer\'s `X-Request-Id` and used in the gateway\'s logs and usage records. '
+    + `Taken when it is 1 to ${CLIENT_REQUEST_ID_MAX} letters, digits or \`-_.:@+=\`; any other value is not refused, the gateway then generates an ID and answers with that one.`,
+  schema: { type: 'string', minLength: 1, maxLength: CLIENT_REQUEST_ID_MAX, pattern: CLIENT_REQUEST_ID_PATTERN },
+  example: 'checkout-7f3a2b',
+};
+
 function operation(r: ProxyRoute): Operation {
   const errorRef = ref(r.anthropic ? ANTHROPIC_ERROR_SCHEMA : ERROR_SCHEMA);
   const ok: Response = {
@@ -157,9 +178,9 @@ function operation(r: ProxyRoute): Operation {
       ...(r.streams ? { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events in the provider\'s format' } } } : {}),
     },
   };
-  const responses: Record<string, Response> = { '200': ok };
+  const responses: Record<string, Response> = { '200': { ...ok, headers: { ...CALL_HEADERS } } };
   for (const [status, description, headers] of ERRORS) {
-    responses[status] = { description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: { ...errorRef } } } };
+    responses[status] = { description, headers: { ...CALL_HEADERS, ...headers }, content: { 'application/json': { schema: { ...errorRef } } } };
   }
   return {
     tags: [PROXY_TAG.name],
@@ -173,6 +194,7 @@ function operation(r: ProxyRoute): Operation {
     ].join('\n\n'),
     operationId: r.operationId,
     security: [{ [SECURITY_SCHEME]: [] }, { [API_KEY_HEADER_SCHEME]: [] }],
+    parameters: [{ ...REQUEST_ID_PARAMETER }],
     requestBody: { required: true, content: { 'application/json': { schema: ref(r.body) } } },
     responses,
   };

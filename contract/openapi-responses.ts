@@ -30,6 +30,7 @@ export const errorSchemas: Record<string, Schema> = {
         description: 'Stable machine-readable code, e.g. `invalid_api_key`, `invalid_json`, `duplicate`.',
         anyOf: [{ type: 'string' }, { type: 'integer' }],
       },
+      request_id: { type: 'string', description: 'On the AI proxy routes: the request ID of the call (also in `x-request-id`), the key to its log lines.' },
     },
   },
 };

@@ -20,12 +20,12 @@ beforeAll(() => {
 const ADMIN_ENDPOINTS = [
   'get /healthz',
   'get /x-keys', 'post /x-keys', 'get /x-keys/{selector}', 'put /x-keys/{id}', 'post /x-keys/{id}', 'delete /x-keys/{id}',
-  'get /x-conf', 'post /x-conf', 'get /x-config', 'put /x-config', 'post /x-config', 'delete /x-config',
+  'get /x-conf', 'post /x-conf', 'get /x-config', 'put /x-config', 'post /x-config', 'post /x-config/test-mail', 'delete /x-config',
   'get /x-gkey', 'get /x-ekey/{text}', 'get /x-dkey/{text}',
   'get /x-users', 'post /x-users', 'get /x-users/{identifier}', 'put /x-users/{identifier}', 'post /x-users/{identifier}', 'delete /x-users/{identifier}',
   'get /x-dna', 'get /x-dna/{identifier}', 'post /x-self', 'get /x-info',
   'get /x-bill', 'get /dashboard/bill',
-  'get /dashboard/status', 'get /dashboard/info', 'get /dashboard/live', 'get /dashboard/logs', 'get /dashboard/models', 'get /dashboard/news',
+  'get /dashboard/status', 'get /dashboard/info', 'get /dashboard/live', 'get /dashboard/logs', 'get /dashboard/requests', 'get /dashboard/models', 'get /dashboard/news',
   'get /models', 'get /v1/models',
   'post /x-news', 'delete /x-news', 'post /x-news/{target}', 'delete /x-news/{target}',
 ];

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
 
@@ -7,6 +8,8 @@ export interface Target {
   /** Full URL of the chat completions endpoint. */
   url: string;
   headers: Record<string, string>;
+  /** The process serving it, whose CPU time is measured per request (Linux only). */
+  pid?: number;
 }
 
 export type Workload = 'whole' | 'stream';
@@ -24,6 +27,9 @@ export interface Throughput {
   /** Non-2xx answers plus connection errors and timeouts. */
   failures: number;
   statuses: string;
+  /** Requests answered, and the CPU time the target's process spent meanwhile (µs, all threads). */
+  requests: number;
+  cpuUs?: number;
 }
 
 export interface Latency {
@@ -75,12 +81,36 @@ export async function validate(t: Target, w: Workload): Promise<string | null> {
 
 /** Throughput at `connections` concurrent keep-alive connections, for `seconds`. */
 export async function throughput(t: Target, w: Workload, seconds: number, connections: number): Promise<Throughput> {
+  const cpu0 = t.pid === undefined ? undefined : cpuMicros(t.pid);
   const r = await autocannon({
     url: t.url, method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: BODIES[w],
     connections, duration: seconds, timeout: 10,
   });
   const statuses = Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => `${code}×${s.count}`).join(' ');
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors + r.timeouts, statuses };
+  const cpu1 = t.pid === undefined ? undefined : cpuMicros(t.pid);
+  return {
+    rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.non2xx + r.errors + r.timeouts, statuses,
+    requests: r.requests.total, cpuUs: cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined,
+  };
+}
+
+/** Clock ticks per second of /proc's CPU times: 100 on every Linux build in use. */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * The CPU time (user + system, every thread) a process has used so far, in µs; undefined where
+ * /proc is not there. Throughput on shared cores moves with whatever else runs; the CPU a
+ * target spends per request moves much less, so the two are reported side by side.
+ */
+export function cpuMicros(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After "pid (name) ", utime and stime (fields 14 and 15 of proc(5)) are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -131,5 +161,7 @@ export function combine(runs: Throughput[]): Throughput {
     p99: runs.reduce((n, r) => n + r.p99 * r.rps, 0) / weight,
     failures: runs.reduce((n, r) => n + r.failures, 0),
     statuses: [...statuses].map(([c, n]) => `${c}×${n}`).join(' '),
+    requests: runs.reduce((n, r) => n + r.requests, 0),
+    cpuUs: runs.every((r) => r.cpuUs !== undefined) ? runs.reduce((n, r) => n + r.cpuUs!, 0) : undefined,
   };
 }

@@ -5,18 +5,23 @@ import { endSession, sessionKey } from './session';
 
 export type Api = ReturnType<typeof createApi>;
 
-/** Ends the session when the server stops accepting the key (rotated, account disabled). */
-const endSessionOn401: TRPCLink<AppRouter> = () => ({ next, op }) =>
-  observable((observer) =>
-    next(op).subscribe({
+/**
+ * Ends the session when the server stops accepting the key (rotated elsewhere, account disabled).
+ * A call still in flight with the old key when this console rotated its own key fails with 401
+ * after the session already moved to the new key: that one must not sign the Owner out.
+ */
+const endSessionOn401 = (key: () => string | null): TRPCLink<AppRouter> => () => ({ next, op }) =>
+  observable((observer) => {
+    const sentWith = key();
+    return next(op).subscribe({
       next: (value) => observer.next(value),
       error: (err) => {
-        if (statusOf(err) === 401) endSession('The server no longer accepts this key. Sign in again.');
+        if (statusOf(err) === 401 && key() === sentWith) endSession('The server no longer accepts this key. Sign in again.');
         observer.error(err);
       },
       complete: () => observer.complete(),
-    }),
-  );
+    });
+  });
 
 /** A tRPC client that sends `key` only in the Authorization header of same-origin calls. */
 export function createApi(key: () => string | null, opts: { watchSession?: boolean } = {}) {
@@ -28,7 +33,7 @@ export function createApi(key: () => string | null, opts: { watchSession?: boole
       return k ? { authorization: 'Bearer ' + k } : {};
     },
   });
-  return createTRPCClient<AppRouter>({ links: opts.watchSession ? [endSessionOn401, http] : [http] });
+  return createTRPCClient<AppRouter>({ links: opts.watchSession ? [endSessionOn401(key), http] : [http] });
 }
 
 /** The client of the signed-in Owner. */

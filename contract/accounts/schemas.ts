@@ -41,7 +41,7 @@ export const Account = z.object({
   Rates: z.number(),
   Status: z.boolean(),
   Suspended: z.boolean(),
-  Balance: z.number().meta({ description: 'Spendable credit (USD): the unexpired cards, less usage recorded but not yet deducted' }),
+  Balance: z.number().meta({ description: 'Spendable credit (USD): the unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes' }),
   CreditBalance: z.array(CreditCard).meta({ description: 'Unexpired credit cards, earliest expiry first' }),
   DailyLimit: z.number().nullable(),
   HardLimit: z.number().nullable(),

@@ -1,6 +1,6 @@
 import type { Caller } from '../auth/caller';
 import { authedProcedure, route, router } from '../trpc';
-import { ConfigDelete, ConfigDeleteResult, ConfigUpdate, ConfigUpdateResult, ConfigView, ConfUpdate, ConfUpdateResult, ConfView } from './schemas';
+import { ConfigDelete, ConfigDeleteResult, ConfigUpdate, ConfigUpdateResult, ConfigView, ConfUpdate, ConfUpdateResult, ConfView, TestMailRequest, TestMailResult } from './schemas';
 
 const tags = ['configuration'];
 const actor = (ctx: { caller: Caller; ip: string }) => ({ caller: ctx.caller, ip: ctx.ip });
@@ -34,4 +34,13 @@ export const configRouter = router({
     .input(ConfigDelete)
     .output(ConfigDeleteResult)
     .mutation(({ ctx, input }) => ctx.services.config.remove(actor(ctx), input.keys)),
+  testMail: authedProcedure
+    .meta(route({
+      method: 'POST', path: '/x-config/test-mail', tags, access: 'owner', summary: 'Send a test mail with the stored mail settings',
+      description: 'Sends one message through EMAIL_SMTP, EMAIL_PORT, EMAIL_AUTH and EMAIL_PASS, as alerts are sent. The answer never holds the server\'s address, the login or the password.',
+      errors: { 400: 'EMAIL_SMTP is not set (`mail_not_configured`), or the mail server refused the login (`mail_auth_refused`), the sender or recipients (`mail_rejected`), or could not be reached (`mail_unreachable`)' },
+    }))
+    .input(TestMailRequest)
+    .output(TestMailResult)
+    .mutation(({ ctx, input }) => ctx.services.config.testMail(actor(ctx), input)),
 });

@@ -1,5 +1,5 @@
 import type { Actor } from '../auth/caller';
-import type { ConfigDeleteResult, ConfigKey, ConfigUpdate, ConfigUpdateResult, ConfigView, ConfUpdate, ConfUpdateResult, ConfView } from './schemas';
+import type { ConfigDeleteResult, ConfigKey, ConfigUpdate, ConfigUpdateResult, ConfigView, ConfUpdate, ConfUpdateResult, ConfView, TestMailRequest, TestMailResult } from './schemas';
 
 export interface OwnerConfigService {
   view(actor: Actor): Promise<ConfView>;
@@ -7,4 +7,5 @@ export interface OwnerConfigService {
   get(actor: Actor): Promise<ConfigView>;
   put(actor: Actor, input: ConfigUpdate): Promise<ConfigUpdateResult>;
   remove(actor: Actor, keys: ConfigKey[]): Promise<ConfigDeleteResult>;
+  testMail(actor: Actor, input: TestMailRequest): Promise<TestMailResult>;
 }

@@ -1,6 +1,6 @@
 import type { Caller } from '../auth/caller';
 import { authedProcedure, route, router } from '../trpc';
-import { LogPage, LogQuery, ModelList, NoQuery, UserInfo, UserInfoQuery, UserLive } from './schemas';
+import { LogPage, LogQuery, ModelList, NoQuery, RequestPage, RequestQuery, UserInfo, UserInfoQuery, UserLive } from './schemas';
 
 const tags = ['dashboard'];
 const actor = (ctx: { caller: Caller; ip: string }) => ({ caller: ctx.caller, ip: ctx.ip });
@@ -31,6 +31,15 @@ export const dashboardRouter = router({
     .input(LogQuery.optional())
     .output(LogPage)
     .query(({ ctx, input }) => ctx.services.dashboard.logs(actor(ctx), input ?? {})),
+  requests: authedProcedure
+    .meta(route({
+      method: 'GET', path: '/dashboard/requests', tags, access: 'account', summary: 'Per-request usage: a page of an account\'s recent requests, newest first',
+      description: 'One entry per proxied request that produced usage, as recorded (tokens, cost, model, status, request ID). The caller\'s own by default; `user` names an account of the caller\'s tree. Raw records are kept for USAGE_RETENTION_DAYS; bills cover any period.',
+      errors: { 400: 'Invalid filter, limit or cursor', 404: 'No such account in the caller\'s tree (one outside it gets the same answer)' },
+    }))
+    .input(RequestQuery.optional())
+    .output(RequestPage)
+    .query(({ ctx, input }) => ctx.services.dashboard.requests(actor(ctx), input ?? {})),
   models: models('/dashboard/models', 'Models the current account may use'),
   modelsV1: models('/v1/models', 'Models the current account may use (alias of /dashboard/models)'),
   modelsRoot: models('/models', 'Models the current account may use (alias of /dashboard/models)'),

@@ -35,7 +35,7 @@ export const UserInfo = z.object({
   factor: z.number(),
   status: z.boolean(),
   suspended: z.boolean(),
-  balance: money('Spendable credit: unexpired cards, less usage recorded but not yet deducted'),
+  balance: money('Spendable credit: unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes'),
   credit_balance: z.array(CreditCard).meta({ description: 'Unexpired credit cards, earliest expiry first' }),
   daily_limit: limit('Credit that may be used per UTC day'),
   hard_limit: limit('Monthly hard cap'),
@@ -111,6 +111,48 @@ export const LogPage = z.object({
   has_more: z.boolean(),
 }).meta({ id: 'LogPage' });
 
+export const MAX_REQUEST_PAGE = 200;
+
+/** Times a query may name: the span a timestamp column and an RFC 3339 string share (years 1970 to 9999, in UTC). */
+export const FIRST_INSTANT = Date.UTC(1970, 0, 1);
+export const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export const inInstantRange = (t: number) => t >= FIRST_INSTANT && t <= LAST_INSTANT;
+const instant = z.iso.datetime({ offset: true })
+  .refine((s) => inInstantRange(Date.parse(s)), 'must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z');
+
+export const RequestQuery = z.strictObject({
+  user: z.string().trim().min(1).max(320).optional()
+    .meta({ description: 'An account in the caller\'s tree (ID, name, email or DNA path); default the caller' }),
+  limit: z.coerce.number().int().min(1).max(MAX_REQUEST_PAGE).optional().meta({ description: `Requests per page (default 50, at most ${MAX_REQUEST_PAGE})` }),
+  before: z.string().min(1).max(400).optional().meta({ description: 'Cursor: `next` of the previous page; the page starts after it (older)' }),
+  since: instant.optional().meta({ description: 'Only requests at or after this time (RFC 3339)' }),
+  until: instant.optional().meta({ description: 'Only requests before this time (RFC 3339)' }),
+  model: z.string().min(1).max(200).optional().meta({ description: 'Only requests billed to this model' }),
+  status: z.enum(['ok', 'abnormal']).optional().meta({ description: '`abnormal`: the stream was cut or stalled after the first byte' }),
+  request_id: z.string().min(1).max(200).optional().meta({ description: 'Only the request with this ID (the x-request-id it was answered with)' }),
+});
+
+export const RequestUsage = z.object({
+  request_id: z.string().nullable().meta({ description: 'The x-request-id the call was answered with' }),
+  created_at: isoTime,
+  model: z.string().meta({ description: 'The model after mapping: what was routed and billed' }),
+  endpoint: z.string(),
+  level: z.int().nullable(),
+  prompt: z.int(),
+  completion: z.int(),
+  reasoning: z.int(),
+  cached: z.int(),
+  credit_used: z.number().meta({ description: 'Cost in USD credits, with the account\'s Rates and Factor' }),
+  status: z.enum(['ok', 'abnormal']),
+}).meta({ id: 'RequestUsage' });
+
+export const RequestPage = z.object({
+  object: z.literal('list'),
+  data: z.array(RequestUsage).meta({ description: 'Newest first' }),
+  has_more: z.boolean(),
+  next: z.string().nullable().meta({ description: 'Pass as `before` for the next (older) page; null on the last page' }),
+}).meta({ id: 'RequestPage' });
+
 export const ModelList = z.object({
   object: z.literal('list'),
   data: z.array(z.object({ id: z.string(), object: z.literal('model'), owned_by: z.string() }).meta({ id: 'Model' })),
@@ -123,4 +165,6 @@ export type PeriodUsage = z.infer<typeof PeriodUsage>;
 export type LogQuery = z.infer<typeof LogQuery>;
 export type LogEntry = z.infer<typeof LogEntry>;
 export type LogPage = z.infer<typeof LogPage>;
+export type RequestQuery = z.infer<typeof RequestQuery>;
+export type RequestPage = z.infer<typeof RequestPage>;
 export type ModelList = z.infer<typeof ModelList>;

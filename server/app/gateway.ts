@@ -1,4 +1,5 @@
 import { consoleDist } from '../core/paths';
+import { Teardown } from './teardown';
 import { appRouter } from '../../contract/index';
 import type { RequestContext } from '../../contract/trpc';
 import type { Services } from '../../contract/services';
@@ -27,14 +28,32 @@ import { Helpers } from '../admin/helpers/helpers';
 import { accounts } from '../adapters/storage/schema';
 import { recordWriterFor } from '../state/usage/record-writers';
 import { UsageRecorder } from '../state/usage/recorder';
-import { createProxy, type AiProxy } from '../gateway/proxy';
+import { databaseId } from '../state/usage/orphans';
+import { UsageJournal } from '../state/usage/journal';
+import { PartitionKeeper } from '../state/usage/partitions';
+import { proxyErrorBody } from '../gateway/errors';
+import { createProxy, memoryAdmissionStore, type AiProxy } from '../gateway/proxy';
+import { AccountAlerts } from '../state/alerts/alerts';
+import { AlertMail } from '../state/alerts/alert-mail';
 import type { UsageSink } from '../domain/usage/types';
 import { Dashboard } from '../admin/dashboard/service';
 import { Billing } from '../admin/billing/service';
 import type { Settings } from '../core/settings';
 import { createLogger, errorFields, type Logger } from '../core/log';
 import { buildOpenApiDocument } from '../../contract/openapi';
-import { inArray } from 'drizzle-orm';
+import { inArray, sql } from 'drizzle-orm';
+import { PostgresChangeFeed } from '../adapters/storage/change-feed';
+import { LocalChangeFeed, type Change, type ChangeFeed } from '../state/changes/change';
+import { StateChanges } from '../state/changes/state-changes';
+import { connectRedis } from '../adapters/redis/link';
+import { InstancePresence } from '../adapters/redis/presence';
+import { RedisAdmissionStore } from '../gateway/admission/redis-store';
+import type { BaseLoader, ThresholdSink } from '../gateway/admission/store';
+import { SharedHealthBoard } from '../gateway/key-health/shared-board';
+import { PrometheusMetrics } from '../adapters/telemetry/prometheus';
+import { OtlpTracer } from '../adapters/telemetry/tracing';
+import { isLoopbackHost, metricsAccess } from '../adapters/telemetry/access';
+import { keyStates, switchedLevels } from '../gateway/observe';
 
 export interface Gateway {
   url: string;
@@ -43,18 +62,29 @@ export interface Gateway {
   services: Services;
   /** Where the proxy records usage; buffered, written in batches, flushed on close. */
   usage: UsageSink;
-  /** The AI proxy (its limit store and key health are reachable for tests). */
+  /** The AI proxy (its admission store and key health are reachable for tests). */
   proxy: AiProxy;
+  /** SoftLimit and low-balance alerts, once per period: subscribe to hear them. */
+  alerts: AccountAlerts;
+  /** Alerts mailed through each Owner's mail settings (settled on close). */
+  alertMail: AlertMail;
   /** Set when this start created Root with a generated key (it is shown once). */
   generatedRootKey?: string;
+  /** /metrics (absent with METRICS=off) and the trace exporter (with OTEL_EXPORTER_OTLP_ENDPOINT). */
+  telemetry: { metrics?: PrometheusMetrics; tracer?: OtlpTracer };
   close(): Promise<void>;
 }
 
 export interface StartOptions {
   log?: Logger;
+  /** How soon finished spans are exported (tests); unset, the SDK's default. */
+  traceExportDelayMs?: number;
 }
 
 export class NativeUwsMissingError extends Error {}
+
+/** /readyz reports the database unavailable when `select 1` takes longer. */
+const READY_TIMEOUT_MS = 2_000;
 
 export async function startGateway(settings: Settings, opts: StartOptions = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger();
@@ -67,40 +97,120 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   }
 
   const database = await openDatabase(settings.databaseUrl, settings.dataDir, { log });
-  const { db } = database;
-  let generatedRootKey: string | undefined;
+  // Every resource below registers its closing step as it opens; shutdown (and a start that
+  // fails half-way) runs them from the last back to the database.
+  const teardown = new Teardown(log);
+  teardown.add('database', () => database.close());
   try {
-    await database.withStartupLock(async () => {
-      await migrate(database);
-      generatedRootKey = (await ensureRoot(db, settings.rootKey)).generatedKey;
-    });
+    return await assemble(settings, log, opts, database, teardown);
   } catch (err) {
-    await database.close();
+    await teardown.run();
     throw err;
   }
+}
+
+async function assemble(settings: Settings, log: Logger, opts: StartOptions, database: Database, teardown: Teardown): Promise<Gateway> {
+  const { db } = database;
+  let generatedRootKey: string | undefined;
+  await database.withStartupLock(async () => {
+    await migrate(database);
+    generatedRootKey = (await ensureRoot(db, settings.rootKey)).generatedKey;
+  });
+  // Listening before the snapshots are first read: no change committed after that read goes unheard.
+  const feed: ChangeFeed = database.kind === 'postgres' ? await PostgresChangeFeed.open<Change>(settings.databaseUrl!, { log }) : new LocalChangeFeed();
+  teardown.add('change feed', () => feed.close());
 
   const vault = new Vault(resolveMasterKey(settings));
   const accountCache = new AccountCache(db);
   const configStore = new OwnerConfigStore(db);
   const pool = new KeyPool(db, vault);
+  const changes = new StateChanges({ db, feed, accounts: accountCache, config: configStore, pool, log, sharedLimits: Boolean(settings.redisUrl) });
+  teardown.add('state changes', () => changes.close());
+  // The one Redis link of the process (REDIS_URL), for every shared store; closed after the proxy drains.
+  const redis = settings.redisUrl ? connectRedis(settings.redisUrl, { prefix: settings.redisPrefix, log }) : undefined;
+  if (redis) teardown.add('redis', () => redis.close());
+  const healthBoard = redis ? new SharedHealthBoard({ link: redis, log, owners: () => pool.owners() }) : undefined;
+  if (healthBoard) teardown.add('shared key health', () => healthBoard.close());
   const owners = await db.select({ id: accounts.id }).from(accounts).where(inArray(accounts.role, ['root', 'owner']));
   await pool.reloadAll(owners.map((o) => o.id));
   for (const o of owners) await configStore.routing(o.id);
 
-  const usage = new UsageRecorder(db, log, { writeRecords: recordWriterFor(database.kind) });
-  const proxy = createProxy({ settings, log, db, accounts: accountCache, config: configStore, pool, usage });
+  // With REDIS_URL, credit, spend caps and rate/token counters are shared (admission/redis-store.ts);
+  // the recorder tells that store which charges reached the database.
+  const presence = redis ? new InstancePresence(redis, log) : undefined;
+  if (presence) teardown.add('instance presence', () => presence.stop());
+  let sharedAdmission: RedisAdmissionStore | undefined;
+  // Closed after the usage flush below: the charges it writes are applied to the shared counters.
+  teardown.add('shared admission', () => sharedAdmission?.close());
+  const alertMail = new AlertMail({ db, config: configStore, vault, log });
+  teardown.add('alert mail', () => alertMail.settled());
+  const alerts = new AccountAlerts(db, log);
+  teardown.add('alerts', () => alerts.settled());
+  alerts.subscribe((a) => alertMail.accountAlert(a));
+  const partitions = new PartitionKeeper(db, settings.usageRetentionDays, log);
+  teardown.add('usage partitions', () => partitions.close());
+  // Usage is journaled to DATA_DIR before the database has it, unless the database itself is in memory.
+  const journal = settings.databaseUrl === 'memory://' ? undefined : await UsageJournal.open(settings.dataDir, await databaseId(db), log);
+  const usage = new UsageRecorder(db, log, { writeRecords: recordWriterFor(database.kind), onWritten: (charges) => sharedAdmission?.onWritten(charges), journal });
+  // Buffered usage is money: written before the database goes away, retrying a database that
+  // is away until the shutdown grace runs out.
+  teardown.add('usage', (deadline) => usage.close(deadline));
+  // Day partitions first, so replayed usage lands in its day; then, before serving, usage a
+  // crashed or outage-stopped run left in its journal goes in, once.
+  await partitions.start();
+  await usage.replayOrphans();
+  // The admission store: this instance's counters (a shared one is chosen here).
+  const admissionStore = redis && presence
+    ? (bases: BaseLoader, onThreshold: ThresholdSink) => (sharedAdmission = new RedisAdmissionStore(redis, bases, { refreshMs: settings.balanceRefreshMs, onThreshold, log, presence }))
+    : memoryAdmissionStore(settings.balanceRefreshMs, log);
+  // Telemetry: each part only when turned on, so a part that is off costs the proxy nothing.
+  const metrics = settings.metrics === 'off' ? undefined : new PrometheusMetrics();
+  const app = uWS.App();
+  // After the proxy has drained: what is still connected is idle.
+  teardown.add('http server', () => (app as { close?: () => void }).close?.());
+  const tracer = settings.otelExporterOtlpEndpoint
+    ? new OtlpTracer({ endpoint: settings.otelExporterOtlpEndpoint, serviceName: settings.otelServiceName, log, exportDelayMs: opts.traceExportDelayMs })
+    : undefined;
+  // The drained calls' spans are sent before the process goes.
+  if (tracer) teardown.add('trace exporter', () => tracer.close());
+  const telemetry = { metrics, tracer, accessLog: settings.accessLog === 'on' };
+  const proxy = createProxy({ settings, log, db, accounts: accountCache, config: configStore, pool, usage, board: healthBoard, changes, alerts, admissionStore, telemetry });
+  // Proxied calls under way finish (up to SHUTDOWN_GRACE_MS) and record their usage first.
+  teardown.add('proxy', () => proxy.close());
+  metrics?.readFrom({
+    inFlight: () => proxy.inFlight,
+    keyStates: () => keyStates(pool, proxy.health.circuits),
+    switchedLevels: () => switchedLevels(pool, proxy.switchOver),
+    usage: () => {
+      const b = usage.batchTimes;
+      return { buffered: usage.buffered, inMemory: usage.inMemory, batches: b.batches, batchSeconds: b.seconds, failedBatches: b.failed };
+    },
+    redisUp: redis ? () => redis.up : undefined,
+  });
+  if (metrics) redis?.client.on('error', () => metrics.redisError());
+  proxy.healthEvents.subscribe((e) => {
+    if (e.type === 'key_disabled') alertMail.healthAlert({ ...e, kind: 'key_disabled' });
+    else if (e.type === 'level_switched') alertMail.healthAlert({ ...e, kind: 'level_switched' });
+    // "Open for long": out of rotation for KEY_OPEN_MAX_MS (the longest cool-down) and its probe failed again.
+    else if (e.outMs >= settings.keyOpenMaxMs) alertMail.healthAlert({ ...e, kind: 'key_open' });
+  });
+  // After the proxy listens to the board, so the sleeping keys and switch-overs read now are applied.
+  await healthBoard?.start();
+  await presence?.start();
+  // Joined before serving, so the first calls are not refused as degraded; a Redis that is away
+  // now only means starting in the documented degraded mode.
+  await sharedAdmission?.whenReady(5_000);
   const managePolicy = new BalanceManagePolicy(db, settings.userApiBalance, (id) => usage.pendingCredit(id));
   const services: Services = {
     auth: new Authorizer(accountCache, managePolicy),
-    keys: new ProviderKeys(db, vault, pool, configStore),
-    config: new OwnerConfig({ db, vault, store: configStore, pool, accountCache, settings, flushUsage: () => usage.flush() }),
+    keys: new ProviderKeys(db, vault, pool, configStore, changes),
+    config: new OwnerConfig({ db, vault, store: configStore, pool, changes, settings, flushUsage: () => usage.flush(), keyHealth: (ownerId) => proxy.health.circuits.report(ownerId), mail: alertMail }),
     helpers: new Helpers(vault),
-    dashboard: new Dashboard(db, usage, configStore),
-    billing: new Billing(db),
+    dashboard: new Dashboard(db, usage, configStore, () => usage.writtenBatches),
+    billing: new Billing(db, () => usage.writtenBatches),
     accounts: new Accounts({
       db, tenancy: settings.tenancy, userMinBalance: settings.userMinBalance, userApiBalance: settings.userApiBalance,
-      cache: accountCache, policy: managePolicy, pendingCredit: (id) => usage.pendingCredit(id),
-      ownerRemoved: async (ownerId) => { await pool.reload(ownerId); },
+      changes, policy: managePolicy, pendingCredit: (id) => usage.pendingCredit(id),
     }),
     news: new News(db),
   };
@@ -112,12 +222,13 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
     apiKey: credentialFrom(ex.headers),
     services,
   });
-  const rest = createRestHandler(appRouter, makeContext, log, httpFailureOf);
-  const trpc = createTrpcHandler(appRouter, makeContext, log);
+  // Bills: the same caller's same URL within a second is answered with the same bytes (the
+  // billing service's own freshness rule, core/fresh-cache.ts).
+  const rest = createRestHandler(appRouter, makeContext, log, httpFailureOf, { paths: ['/x-bill', '/dashboard/bill'], version: () => usage.writtenBatches });
+  const trpc = createTrpcHandler(appRouter, makeContext, log, httpFailureOf);
   const serveConsole = createStaticHandler(consoleDist, '/console/');
   let openApiJson: string | undefined;
 
-  const app = uWS.App();
   const handle = (fn: (ex: Exchange) => void | Promise<void>) => (res: HttpResponse, req: HttpRequest) => {
     const ex = new Exchange(res, req, settings.maxBodyBytes);
     let result: void | Promise<void>;
@@ -136,13 +247,52 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   // HEAD answers as GET would, without the body: every GET route also takes HEAD, and the
   // catch-all handlers (tRPC, console, REST) serve a HEAD as their GET.
   const getAndHead = (path: string, h: (res: HttpResponse, req: HttpRequest) => void) => { app.get(path, h); app.head(path, h); };
+  // Liveness stays 200 while Redis is away; the body says the shared state is degraded.
   const HEALTHY = '{"status":"ok"}';
+  const DEGRADED = '{"status":"ok","sharedState":"degraded"}';
+  const health = () => (sharedAdmission?.degraded ? DEGRADED : HEALTHY);
   app.get('/healthz', (res) => {
-    res.cork(() => res.writeHeader('content-type', 'application/json').end(HEALTHY));
+    const body = health();
+    res.cork(() => res.writeHeader('content-type', 'application/json').end(body));
   });
   app.head('/healthz', (res) => {
-    res.cork(() => endHead(res.writeHeader('content-type', 'application/json'), HEALTHY.length));
+    const body = health();
+    res.cork(() => endHead(res.writeHeader('content-type', 'application/json'), body.length));
   });
+  // Readiness: the database answers, and Redis when configured; 503 while either does not or
+  // while shutting down. /healthz above stays the liveness probe.
+  let stopping = false;
+  const readiness = async (): Promise<{ ready: boolean; body: string }> => {
+    const checks: Record<string, string> = {};
+    let ready = !stopping;
+    try {
+      await Promise.race([
+        database.rows(sql`select 1`),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS).unref()),
+      ]);
+      checks.database = 'ok';
+    } catch {
+      checks.database = 'unavailable';
+      ready = false;
+      metrics?.readinessFailed();
+    }
+    if (redis) {
+      checks.redis = redis.up ? 'ok' : 'unavailable';
+      if (!redis.up) ready = false;
+    }
+    return { ready, body: JSON.stringify({ status: ready ? 'ready' : stopping ? 'stopping' : 'not_ready', ...checks }) };
+  };
+  getAndHead('/readyz', handle(async (ex) => {
+    const r = await readiness();
+    ex.send(r.ready ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }, r.body);
+  }));
+  const metricsRule = { metrics: settings.metrics, token: settings.metricsToken, loopback: isLoopbackHost(settings.host) };
+  getAndHead('/metrics', handle(async (ex) => {
+    const access = metricsAccess(metricsRule, ex.headers.authorization);
+    if (!access.ok) return ex.sendError(access.status, access.message, access.code, access.headers);
+    const { contentType, body } = await metrics!.render();
+    ex.send(200, { 'content-type': contentType, 'cache-control': 'no-store' }, body);
+  }));
   getAndHead('/', handle((ex) => ex.send(302, { location: '/console/' }, '')));
   getAndHead('/openapi.json', handle((ex) => {
     openApiJson ??= JSON.stringify(buildOpenApiDocument());
@@ -152,25 +302,18 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
   getAndHead('/console', handle(serveConsole));
   app.any('/console/*', handle(serveConsole));
   // The AI proxy is the hot path: plain uWS routes, registered before the REST catch-all.
+  // The transport's own refusals (body framing) answer in the route's format, as the proxy's do.
+  const anthropicError = (status: number, message: string, code: string) => proxyErrorBody(true, status, message, code);
   for (const [path, endpoint, canonical] of proxy.routes) {
-    app.post(path, (res, req) => proxy.serve(new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames), endpoint, canonical));
+    const errorBody = endpoint === 'messages' ? anthropicError : undefined;
+    app.post(path, (res, req) => proxy.serve(new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames, errorBody), endpoint, canonical));
   }
   app.any('/*', handle(rest));
 
-  let listen: Awaited<ReturnType<typeof listenExclusive>>;
-  try {
-    listen = await listenExclusive(app, settings.host, settings.port);
-  } catch (err) {
-    await usage.close();
-    await database.close();
-    throw err;
-  }
+  const listen = await listenExclusive(app, settings.host, settings.port);
   const url = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${listen.port}`;
   log.info('listening', { url, database: database.kind, tenancy: settings.tenancy, native_uws: isNativeUws });
-  if (settings.redisUrl) {
-    // Said at every start rather than ignored: several instances would each count on their own.
-    log.warn('redis_not_shared_yet', { message: 'REDIS_URL is set, but rate-limit counters, switch-over windows and cache invalidation are still kept per instance; run one instance until the shared implementation lands' });
-  }
+  await changes.warnIfShared();
 
   let closed = false;
   return {
@@ -180,19 +323,17 @@ export async function startGateway(settings: Settings, opts: StartOptions = {}):
     services,
     usage,
     proxy,
+    alerts,
+    alertMail,
     generatedRootKey,
+    telemetry: { metrics, tracer },
     async close() {
       if (closed) return;
       closed = true;
+      stopping = true;
       const deadline = Date.now() + settings.shutdownGraceMs;
       uWS.us_listen_socket_close(listen.socket);
-      // Proxied calls under way finish (up to SHUTDOWN_GRACE_MS) and record their usage first.
-      await proxy.close();
-      (app as { close?: () => void }).close?.();
-      // Buffered usage is money: write it before the database goes away, retrying a database
-      // that is away until the grace runs out.
-      await usage.close(deadline);
-      await database.close();
+      await teardown.run(deadline);
       log.info('stopped', {});
     },
   };

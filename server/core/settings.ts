@@ -11,6 +11,8 @@ export interface Settings {
   rootKey?: string;
   tenancy: Tenancy;
   redisUrl?: string;
+  /** Prepended to every Redis key and channel, so deployments (and tests) can share one Redis. */
+  redisPrefix: string;
   masterKey?: string;
   /** Minimum balance an account needs to be created with and to call the proxy. */
   userMinBalance: number;
@@ -27,9 +29,18 @@ export interface Settings {
   upstreamConnectTimeoutMs: number;
   /** A stream (or body) that sends nothing for this long is cut and counts as abnormal. */
   streamIdleTimeoutMs: number;
+  /** Longest wait for a streamed request's response head and first body bytes (the next key is tried after it). */
+  streamFirstByteTimeoutMs: number;
+  /** No further provider key is tried once a call has spent this long on failed attempts. */
+  failoverBudgetMs: number;
+  /** Consecutive failures (connection errors, timeouts, 5xx) that take a key, or a model on it, out of rotation. */
+  keyFailureThreshold: number;
+  /** First cool-down of a key out of rotation; doubled each time it fails its probe, up to keyOpenMaxMs. */
+  keyOpenMs: number;
+  keyOpenMaxMs: number;
   /** Keep-alive connections per upstream origin. */
   upstreamConnections: number;
-  /** Keys tried per Level before the request drifts to the next Level. */
+  /** Most keys tried per Level before the request drifts to the next Level (every healthy key, up to this many). */
   maxAttemptsPerLevel: number;
   /** Cooldown of a key after an upstream 429 without Retry-After, and the most any Retry-After may impose. */
   keySleepMs: number;
@@ -41,6 +52,18 @@ export interface Settings {
   balanceRefreshMs: number;
   /** How long shutdown waits for proxied requests under way. */
   shutdownGraceMs: number;
+  /** USAGE_RETENTION_DAYS: raw usage records older than this many days are dropped by partition (0 keeps them). */
+  usageRetentionDays: number;
+  // Observability
+  /** METRICS: `on` (/metrics open on a loopback listener, METRICS_TOKEN otherwise), `open` (to anyone), `off` (not measured at all). */
+  metrics: 'on' | 'open' | 'off';
+  /** METRICS_TOKEN: the bearer token /metrics asks for (whatever the listener). */
+  metricsToken?: string;
+  /** ACCESS_LOG: an `info` line per proxied call. */
+  accessLog: 'on' | 'off';
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported over OTLP/HTTP to `<endpoint>/v1/traces`; unset, no tracing. */
+  otelExporterOtlpEndpoint?: string;
+  otelServiceName: string;
 }
 
 export class SettingsError extends Error {}
@@ -50,6 +73,12 @@ function int(name: string, raw: string | undefined, fallback: number, min: numbe
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) throw new SettingsError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   return n;
+}
+
+function oneOf<T extends string>(name: string, raw: string | undefined, values: readonly T[], fallback: T): T {
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new SettingsError(`${name} must be ${values.map((v) => `"${v}"`).join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function money(name: string, raw: string | undefined, fallback: number): number {
@@ -70,6 +99,9 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     throw new SettingsError('MASTER_KEY is required with PostgreSQL: every instance must share it to read provider keys');
   }
   if (env.MASTER_KEY !== undefined && env.MASTER_KEY.length < 16) throw new SettingsError('MASTER_KEY must be at least 16 characters');
+  if (env.METRICS_TOKEN && env.METRICS_TOKEN.length < 16) throw new SettingsError('METRICS_TOKEN must be at least 16 characters');
+  const otlp = env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
+  if (otlp !== undefined && !/^https?:\/\/[^\s]+$/.test(otlp)) throw new SettingsError('OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL');
   return {
     port: int('PORT', env.PORT, 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -78,6 +110,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     rootKey: env.ROOT_KEY || undefined,
     tenancy,
     redisUrl: env.REDIS_URL || undefined,
+    redisPrefix: env.REDIS_PREFIX || 'switchyard:',
     masterKey: env.MASTER_KEY || undefined,
     userMinBalance: money('USER_MIN_BALANCE', env.USER_MIN_BALANCE, 2),
     userApiBalance: money('USER_API_BALANCE', env.USER_API_BALANCE, 20),
@@ -88,12 +121,24 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', env.UPSTREAM_CONNECT_TIMEOUT_MS, 10_000, 100, 600_000),
     streamIdleTimeoutMs: int('STREAM_IDLE_TIMEOUT_MS', env.STREAM_IDLE_TIMEOUT_MS, 60_000, 100, 3_600_000),
     upstreamConnections: int('UPSTREAM_CONNECTIONS', env.UPSTREAM_CONNECTIONS, 256, 1, 65_536),
-    maxAttemptsPerLevel: int('MAX_ATTEMPTS_PER_LEVEL', env.MAX_ATTEMPTS_PER_LEVEL, 3, 1, 100),
+    streamFirstByteTimeoutMs: int('STREAM_FIRST_BYTE_TIMEOUT_MS', env.STREAM_FIRST_BYTE_TIMEOUT_MS, 30_000, 100, 3_600_000),
+    // Unset: long enough for a whole request that timed out to still fail over once.
+    failoverBudgetMs: int('FAILOVER_BUDGET_MS', env.FAILOVER_BUDGET_MS, int('UPSTREAM_TIMEOUT_MS', env.UPSTREAM_TIMEOUT_MS, 300_000, 100, 3_600_000) + 30_000, 100, 7_200_000),
+    keyFailureThreshold: int('KEY_FAILURE_THRESHOLD', env.KEY_FAILURE_THRESHOLD, 3, 1, 1000),
+    keyOpenMs: int('KEY_OPEN_MS', env.KEY_OPEN_MS, 15_000, 100, 86_400_000),
+    keyOpenMaxMs: int('KEY_OPEN_MAX_MS', env.KEY_OPEN_MAX_MS, 600_000, 100, 7 * 86_400_000),
+    maxAttemptsPerLevel: int('MAX_ATTEMPTS_PER_LEVEL', env.MAX_ATTEMPTS_PER_LEVEL, 10, 1, 100),
     keySleepMs: int('KEY_SLEEP_MS', env.KEY_SLEEP_MS, 60_000, 100, 86_400_000),
     keySleepMaxMs: int('KEY_SLEEP_MAX_MS', env.KEY_SLEEP_MAX_MS, 86_400_000, 1000, 7 * 86_400_000),
     switchOverThreshold: int('SWITCH_OVER_THRESHOLD', env.SWITCH_OVER_THRESHOLD, 5, 0, 1_000_000),
     switchOverWindowMs: int('SWITCH_OVER_WINDOW_MS', env.SWITCH_OVER_WINDOW_MS, 60_000, 100, 86_400_000),
     balanceRefreshMs: int('BALANCE_REFRESH_MS', env.BALANCE_REFRESH_MS, 30_000, 100, 86_400_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 30_000, 0, 600_000),
+    usageRetentionDays: int('USAGE_RETENTION_DAYS', env.USAGE_RETENTION_DAYS, 0, 0, 36_500),
+    metrics: oneOf('METRICS', env.METRICS, ['on', 'open', 'off'], 'on'),
+    metricsToken: env.METRICS_TOKEN || undefined,
+    accessLog: oneOf('ACCESS_LOG', env.ACCESS_LOG, ['on', 'off'], 'on'),
+    otelExporterOtlpEndpoint: otlp,
+    otelServiceName: env.OTEL_SERVICE_NAME || 'switchyard',
   };
 }

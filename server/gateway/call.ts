@@ -1,24 +1,31 @@
 import type { UpstreamClient } from '../adapters/upstream-http/client';
-import type { ClientExchange } from './transport';
+import type { ClientExchange, HeadWriter, ResponseStamp } from './transport';
 import type { AccountCache, AccountRow } from '../state/accounts/account-cache';
 import type { OwnerConfigStore, OwnerRouting } from '../state/owner-config/store';
 import type { KeyPool, PooledKey } from '../state/provider-keys/key-pool';
-import type { LimitCheck, LimitStore } from './limits/counters';
 import type { UsageSink } from '../domain/usage/types';
 import type { Logger } from '../core/log';
 import type { Endpoint } from './providers/types';
 import type { ProviderKinds } from './providers/registry';
 import type { AccountProfile, AccountProfiles } from './admission/profile';
 import type { OwnerRules } from './admission/owner-rules';
-import type { Balances } from './admission/balances';
+import type { AdmissionRequest, AdmissionStore } from './admission/store';
+import { clientRequestId, nextRequestId } from './request-id';
+import type { CallSpan, ObservedUsage, ProxyTelemetry, TracedCallEnd, TracedCallStart } from '../core/telemetry';
 import type { KeyHealth } from './key-health/key-health';
+import type { SwitchOver } from './key-health/switch-over';
+import type { UnpricedModels } from './stages/price-policy';
 
 /** The proxy's tunables (from Settings). */
 export interface ProxySettings {
   maxBodyBytes: number;
   userMinBalance: number;
+  /** Low-balance alert threshold (USER_API_BALANCE). */
+  userApiBalance: number;
   upstreamTimeoutMs: number;
   streamIdleTimeoutMs: number;
+  streamFirstByteTimeoutMs: number;
+  failoverBudgetMs: number;
   maxAttemptsPerLevel: number;
   shutdownGraceMs: number;
 }
@@ -31,12 +38,17 @@ export interface ProxyDeps {
   config: OwnerConfigStore;
   pool: KeyPool;
   profiles: AccountProfiles;
-  balances: Balances;
-  limits: LimitStore;
-  usage: UsageSink;
+  /** Credit, spend caps and rate limits: checked and reserved at admission, settled at the end. */
+  admission: AdmissionStore;
+  usage: Pick<UsageSink, 'record'>;
   kinds: ProviderKinds;
   health: KeyHealth;
+  switchOver: SwitchOver;
   upstream: UpstreamClient;
+  /** Requested models without a price, noted for the Owner. */
+  unpriced: Pick<UnpricedModels, 'note'>;
+  /** Metrics, traces and the access log; nothing is measured without it. */
+  telemetry?: ProxyTelemetry;
 }
 
 /**
@@ -44,9 +56,36 @@ export interface ProxyDeps {
  * the only object the pipeline allocates per call; every field exists from the start, so
  * its shape never changes as the stages fill it in.
  */
-export class ProxyCall {
+export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd {
   /** The client called `/v1/messages`: errors in Anthropic's format. */
   readonly anthropic: boolean;
+  /** This gateway's own ID for the call, unique across instances: names the reservation. */
+  readonly serial: string = nextRequestId();
+  /**
+   * Request ID: the client's `x-request-id` when it sent a usable one, else `serial`. Every
+   * answer carries it, and it names the usage record and the log lines about the call.
+   */
+  readonly id: string;
+
+  // observation (see observe.ts): times in ms from performance.now()
+  readonly startedAt: number = performance.now();
+  /** The status the client was answered with (set as the head goes out); 499 when it left first. */
+  status = 0;
+  attempts = 0;
+  /** Time spent in finished upstream attempts. */
+  upstreamMs = 0;
+  /** When the attempt under way began; 0 when none is. */
+  attemptAt = 0;
+  overheadMs = -1;
+  firstByteMs = -1;
+  durationMs = 0;
+  /** What settle billed. */
+  usage: ObservedUsage | null = null;
+  credit = 0;
+  /** GenAI provider name of the attempt that served the call. */
+  provider = '';
+  /** The call's span, when tracing is on. */
+  trace: CallSpan | null = null;
 
   // authenticate
   row: AccountRow = undefined!;
@@ -71,8 +110,8 @@ export class ProxyCall {
   level = 0;
 
   // admission
-  /** The limits admitted against, to add the tokens to afterwards. */
-  checks: LimitCheck[] = NO_CHECKS;
+  /** What admission reserved, until settle or release closes it. */
+  reservation: AdmissionRequest | null = null;
 
   // dispatch
   /** The last body sent upstream and its model, reused by the next attempt. */
@@ -90,7 +129,43 @@ export class ProxyCall {
     readonly path: string,
   ) {
     this.anthropic = endpoint === 'messages';
+    this.id = clientRequestId(ex.headers['x-request-id']) ?? this.serial;
+  }
+
+  /**
+   * The request ID and the gateway's own time so far, in the head of whatever answer goes
+   * out. During an attempt everything since it began is the upstream's time.
+   */
+  stampHead(status: number, head: HeadWriter): void {
+    const now = performance.now();
+    this.status = status;
+    const own = (this.attemptAt !== 0 ? this.attemptAt : now) - this.startedAt - this.upstreamMs;
+    this.overheadMs = own;
+    if (this.stream && status < 300) this.firstByteMs = now - this.startedAt;
+    head.writeHeader('x-request-id', this.id);
+    head.writeHeader('server-timing', `gateway;dur=${own.toFixed(2)}`);
+  }
+
+  /** The model for metrics and logs: the one billed, else the mapped one ('' before the body was read). */
+  get metricModel(): string {
+    return this.servedModel || this.model;
+  }
+
+  /** The Level that served the call, else the start Level; -1 before mapping. */
+  get metricLevel(): number {
+    return this.servedBy ? this.servedLevel : this.model ? this.level : -1;
+  }
+
+  get keyId(): number {
+    return this.servedBy?.id ?? 0;
+  }
+
+  get traceparent(): string | undefined {
+    return this.ex.headers.traceparent;
+  }
+
+  get tracestate(): string | undefined {
+    return this.ex.headers.tracestate;
   }
 }
 
-const NO_CHECKS: LimitCheck[] = [];

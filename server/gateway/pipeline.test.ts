@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../core/log';
 import type { ProxyDeps } from './call';
 import { ProxyPipeline } from './pipeline';
-import { fakeExchange, type FakeExchange } from './stages/test-call';
+import { fakeExchange, type FakeExchange } from './stages/test-support';
 import type { Endpoint } from './providers/types';
 
 /** A pipeline whose account cache fails as `resolve` says: the first stage that reads the database. */
@@ -32,7 +32,7 @@ describe('the pipeline when a stage fails', () => {
     const openai = await serve(p, fakeExchange({ headers: { authorization: 'Bearer sk-new' } }), 'chat');
     expect(openai.status).toBe(503);
     expect(openai.headers['retry-after']).toBe('5');
-    expect(JSON.parse(openai.body)).toEqual({ error: { message: expect.any(String), type: expect.any(String), code: 'database_unavailable' } });
+    expect(JSON.parse(openai.body)).toEqual({ error: { message: expect.any(String), type: expect.any(String), code: 'database_unavailable', request_id: expect.any(String) } });
     const anthropic = await serve(p, fakeExchange({ headers: { 'x-api-key': 'sk-new' } }), 'messages');
     expect(anthropic.status).toBe(503);
     expect(JSON.parse(anthropic.body)).toMatchObject({ type: 'error', error: { type: 'overloaded_error', code: 'database_unavailable' } });

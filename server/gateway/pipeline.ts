@@ -8,12 +8,19 @@ import { authenticate } from './stages/authenticate';
 import { BODY_REQUIRED, readBody } from './stages/read-body';
 import { mapModel } from './stages/map-model';
 import { checkAccess } from './stages/access';
+import { checkPrice } from './stages/price-policy';
 import { admit } from './stages/admission';
 import { dispatch } from './stages/dispatch';
-import { settle } from './stages/settle';
+import { releaseReservation, settle } from './stages/settle';
+import { observeEnd } from './observe';
+import type { ProxyTelemetry } from '../core/telemetry';
 
 /** The client headers the proxy reads: credentials, the body's type and framing, and those forwarded to providers. */
-export const PROXY_HEADERS: readonly string[] = ['authorization', 'x-api-key', 'content-type', 'content-length', 'transfer-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta'];
+export const PROXY_HEADERS: readonly string[] = [
+  'authorization', 'x-api-key', 'content-type', 'content-length', 'transfer-encoding', 'anthropic-version', 'anthropic-beta', 'openai-beta',
+  // The client's request ID and W3C trace context (observe.ts).
+  'x-request-id', 'traceparent', 'tracestate',
+];
 
 const SHUTTING_DOWN: Refusal = { status: 503, message: 'The gateway is shutting down; retry', code: 'shutting_down', headers: { 'retry-after': '1' } };
 
@@ -27,23 +34,34 @@ export class ProxyPipeline {
   private inflight = 0;
   private closing = false;
   private drained: (() => void) | null = null;
+  /** Undefined when metrics, traces and the access log are all off: nothing is measured then. */
+  private readonly telemetry: ProxyTelemetry | undefined;
 
-  constructor(private readonly d: ProxyDeps) {}
+  constructor(private readonly d: ProxyDeps) {
+    const t = d.telemetry;
+    this.telemetry = t && (t.metrics || t.tracer || t.accessLog) ? t : undefined;
+  }
 
   /** Serves one call on `endpoint`; `path` is its `/v1/...` form, whichever alias the client called. */
   serve(ex: ClientExchange, endpoint: Endpoint, path: string): void {
     const c = new ProxyCall(ex, endpoint, path);
+    ex.stamp = c;
+    const t = this.telemetry;
+    if (t?.tracer) c.trace = t.tracer.startCall(c);
     this.inflight++;
     this.run(c)
       .catch((err) => {
-        this.d.log.error('proxy_request_failed', { path, ...errorFields(err) });
+        this.d.log.error('proxy_request_failed', { path, request: c.id, ...errorFields(err) });
+        const unavailable = isDatabaseUnavailable(err);
+        if (unavailable) t?.metrics?.databaseUnavailable();
         // A response already ended must not be touched again.
         if (ex.finished) return;
         // Only a first request of an account or Owner reads the database on this path.
-        if (isDatabaseUnavailable(err)) sendProxyError(ex, c.anthropic, 503, "The gateway's database is unavailable; retry shortly", 'database_unavailable', { 'retry-after': '5' });
-        else sendProxyError(ex, c.anthropic, 500, 'Internal server error', 'internal_error');
+        if (unavailable) sendProxyError(ex, c.anthropic, 503, "The gateway's database is unavailable; retry shortly", 'database_unavailable', { 'retry-after': '5' }, c.id);
+        else sendProxyError(ex, c.anthropic, 500, 'Internal server error', 'internal_error', undefined, c.id);
       })
       .finally(() => {
+        if (t) observeEnd(t, this.d.log, c);
         if (--this.inflight === 0 && this.drained) this.drained();
       });
   }
@@ -75,9 +93,15 @@ export class ProxyPipeline {
     if ((v = readBody(c, await c.ex.readJsonObject(BODY_REQUIRED)))) return refuse(c, v);
     mapModel(c);
     if ((v = checkAccess(c))) return refuse(c, v);
+    if ((v = checkPrice(d, c))) return refuse(c, v);
     if ((v = admit(d, c)) && (v = await v)) return refuse(c, v);
-    if (c.ex.aborted) return;
-    const delivered = await dispatch(d, c);
-    if (delivered) settle(d, c, delivered);
+    try {
+      if (c.ex.aborted) return;
+      const delivered = await dispatch(d, c);
+      if (delivered) settle(d, c, delivered);
+    } finally {
+      // Failed, refused upstream, client gone, or thrown: what was reserved goes back.
+      releaseReservation(d, c);
+    }
   }
 }

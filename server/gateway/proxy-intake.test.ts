@@ -10,6 +10,8 @@ beforeAll(async () => {
   // The default 30 s grace: a call wrongly counted as under way would hold close() that long.
   f = await startProxyFixture({ shutdownGraceMs: 30_000 });
   await f.addKey(1, secret('intake'));
+  // Invented model names are served (billed at a fallback): the price policy has tests of its own.
+  await f.config({ UNPRICED_MODEL_POLICY: 'bill:1,1' });
   user = await f.account({ level: 1 });
 });
 afterAll(async () => { await f?.close(); });

@@ -5,12 +5,15 @@ import { hello, secret, sleep, startProxyFixture, type ProxyFixture } from './te
 
 let f: ProxyFixture;
 beforeAll(async () => {
-  f = await startProxyFixture({ keySleepMs: 800, switchOverWindowMs: 1500, upstreamTimeoutMs: 1000, maxAttemptsPerLevel: 3 });
+  // Circuits that never open here: these tests count attempts (the fault suite covers circuits).
+  f = await startProxyFixture({ keySleepMs: 800, switchOverWindowMs: 1500, upstreamTimeoutMs: 1000, maxAttemptsPerLevel: 3, keyFailureThreshold: 1000 });
   await f.config({
     MODEL_MAPPER: 'gpt-3.5*=gpt-4o-mini, alias-exact=gpt-4o, alias-*=gpt-4.1',
     LEVEL_MAPPER: 'lvl-*=21, fo-primary=40, fo-second=41, fo-third=42',
     MODEL_FAILOVER: 'fo-primary=fo-second|fo-third',
     SWITCH_OVER: '50=51',
+    // Invented model names are served (billed at a fallback): the price policy has tests of its own.
+    UNPRICED_MODEL_POLICY: 'bill:1,1',
   });
 });
 afterAll(async () => { await f?.close(); });
@@ -113,7 +116,7 @@ describe('keys of a Level', () => {
     expect((await chat(user.key, 'gpt-4o')).status).toBe(200);
     f.mock.behave(k, { dropConnection: true, times: 2 });
     n = f.mock.requests.length;
-    expect(expectEnvelope(await chat(user.key, 'gpt-4o'), 502).code).toBe('upstream_error');
+    expect(expectEnvelope(await chat(user.key, 'gpt-4o'), 503).code).toBe('upstream_unavailable');
     expect(credentialsSince(n)).toEqual([k, k]);
     expect(await f.usage(user.id)).toHaveLength(3);
   });

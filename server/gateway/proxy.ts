@@ -7,15 +7,22 @@ import type { UsageSink } from '../domain/usage/types';
 import type { Logger } from '../core/log';
 import type { Settings } from '../core/settings';
 import type { Endpoint } from './providers/types';
-import type { LimitStore } from './limits/counters';
-import { MemoryLimitStore } from './limits/memory-store';
 import { createProviderKinds } from './providers/registry';
 import { AccountProfiles } from './admission/profile';
-import { Balances } from './admission/balances';
+import { DatabaseBases, trackingSink } from './admission/bases';
+import { MemoryAdmissionStore } from './admission/memory-store';
+import type { AdmissionStore, BaseLoader, ThresholdSink } from './admission/store';
+import type { AccountAlerts } from '../state/alerts/alerts';
 import { KeyHealth } from './key-health/key-health';
+import { SwitchOverWindows, type SwitchOver } from './key-health/switch-over';
+import type { HealthBoard } from './key-health/board';
+import { KeyHealthEvents } from './key-health/events';
+import type { Changes } from '../state/changes/state-changes';
 import { PROXY_HEADERS, ProxyPipeline } from './pipeline';
 import type { ClientExchange } from './transport';
 import type { ProxyDeps } from './call';
+import { UnpricedModels } from './stages/price-policy';
+import type { ProxyTelemetry } from '../core/telemetry';
 
 /** The proxy's routes: each OpenAI-format path also answers without `/v1`, as the reference does. */
 export const PROXY_ROUTES: readonly [path: string, endpoint: Endpoint, canonical: string][] = [
@@ -38,8 +45,12 @@ export interface AiProxy {
   serve(ex: ClientExchange, endpoint: Endpoint, path: string): void;
   /** Calls under way. */
   readonly inFlight: number;
-  limits: LimitStore;
+  /** Credit reservations, spend caps and rate limits (tests read its counters). */
+  admission: AdmissionStore;
   health: KeyHealth;
+  switchOver: SwitchOver;
+  /** Keys disabled, circuits opened, Levels switched over: subscribe to hear them (mail alerts). */
+  healthEvents: KeyHealthEvents;
   /** Refuses new calls, waits for those under way, then closes upstream connections. */
   close(): Promise<void>;
 }
@@ -52,7 +63,24 @@ export interface ProxyBuild {
   config: OwnerConfigStore;
   pool: KeyPool;
   usage: UsageSink;
+  /** Shares sleeping keys and switch-over with the other instances (REDIS_URL); per instance without it. */
+  board?: HealthBoard;
+  /** Tells the other instances about a key the proxy disabled (the change feed). */
+  changes?: Pick<Changes, 'announce'>;
+  /** Where low-balance and SoftLimit crossings go (once per period there). */
+  alerts?: Pick<AccountAlerts, 'raise'>;
+  /**
+   * The admission store, from the database loader and the alert sink the proxy hands it: the
+   * composition root's one choice between this instance's counters (the default) and shared ones.
+   */
+  admissionStore?: (bases: BaseLoader, onThreshold: ThresholdSink) => AdmissionStore;
+  /** Metrics, traces and the access log (core/telemetry.ts); without it nothing is measured. */
+  telemetry?: ProxyTelemetry;
 }
+
+/** This instance's counters: the default admission store. */
+export const memoryAdmissionStore = (refreshMs: number, log: Logger) =>
+  (bases: BaseLoader, onThreshold: ThresholdSink): AdmissionStore => new MemoryAdmissionStore(bases, { refreshMs, onThreshold, log });
 
 export function createProxy(b: ProxyBuild): AiProxy {
   const s = b.settings;
@@ -62,8 +90,24 @@ export function createProxy(b: ProxyBuild): AiProxy {
     keepAliveMs: 30_000,
     connectTimeoutMs: s.upstreamConnectTimeoutMs,
   });
-  const limits = new MemoryLimitStore({ threshold: s.switchOverThreshold, windowMs: s.switchOverWindowMs });
-  const health = new KeyHealth(b.db, b.pool, b.log, s.keySleepMs, s.keySleepMaxMs);
+  const bases = new DatabaseBases(b.db, b.usage);
+  const alerts = b.alerts;
+  const onThreshold: ThresholdSink = (c) => {
+    void alerts?.raise(c);
+  };
+  const admission = (b.admissionStore ?? memoryAdmissionStore(s.balanceRefreshMs, b.log))(bases, onThreshold);
+  // A grant, take-back, Rates change or deletion reaches the proxy as an invalidation.
+  b.accounts.onInvalidate((id) => admission.invalidate(id));
+  const healthEvents = new KeyHealthEvents();
+  const switchOver = new SwitchOverWindows({ threshold: s.switchOverThreshold, windowMs: s.switchOverWindowMs }, b.board, healthEvents);
+  const health = new KeyHealth(b.db, b.pool, b.log, s.keySleepMs, s.keySleepMaxMs, b.board, b.changes, {
+    failureThreshold: s.keyFailureThreshold,
+    openMs: s.keyOpenMs,
+    openMaxMs: s.keyOpenMaxMs,
+    // A probe that neither answers nor fails within the longest attempt lets another request probe.
+    probeTimeoutMs: Math.max(s.upstreamTimeoutMs, s.streamFirstByteTimeoutMs) + s.upstreamConnectTimeoutMs,
+  }, healthEvents);
+  const unpriced = new UnpricedModels(b.db, b.log);
   const deps: ProxyDeps = {
     settings: s,
     log: b.log,
@@ -71,12 +115,14 @@ export function createProxy(b: ProxyBuild): AiProxy {
     config: b.config,
     pool: b.pool,
     profiles: new AccountProfiles(b.db, b.accounts),
-    balances: new Balances(b.db, b.usage, s.balanceRefreshMs, b.accounts, b.log),
-    limits,
-    usage: b.usage,
+    admission,
+    usage: trackingSink(b.usage, bases),
     kinds: createProviderKinds({ client: upstream, azureApiVersion: s.azureApiVersion, tokenTimeoutMs: s.upstreamConnectTimeoutMs + 20_000 }),
     health,
+    switchOver,
     upstream,
+    unpriced,
+    telemetry: b.telemetry,
   };
   const pipeline = new ProxyPipeline(deps);
   return {
@@ -86,11 +132,15 @@ export function createProxy(b: ProxyBuild): AiProxy {
     get inFlight() {
       return pipeline.inFlight;
     },
-    limits,
+    admission,
     health,
+    switchOver,
+    healthEvents,
     async close() {
       await pipeline.close();
+      await admission.drain();
       await health.settle();
+      await unpriced.settle();
       await upstream.close();
     },
   };

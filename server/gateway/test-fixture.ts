@@ -79,8 +79,11 @@ export async function startProxyFixture(overrides: Partial<Settings> = {}): Prom
 
 export const hello = [{ role: 'user' as const, content: 'Say hello through the gateway' }];
 
-/** Collects a stream, returning what arrived and the error that ended it (if any). */
-export async function drain<T>(stream: AsyncIterable<T>): Promise<{ items: T[]; error: unknown }> {
+/**
+ * Collects a stream, returning what arrived and the error that ended it (if any). The error is
+ * whatever the SDK threw (its own error classes, with `status`, `error`, …): tests read it as such.
+ */
+export async function drain<T>(stream: AsyncIterable<T>): Promise<{ items: T[]; error: any }> {
   const items: T[] = [];
   try {
     for await (const x of stream) items.push(x);

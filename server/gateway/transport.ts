@@ -14,6 +14,10 @@ export type HeaderFilter = (name: string) => boolean;
 export type { BodyRefusal, JsonBody } from '../core/http/body-intake';
 import type { JsonBody } from '../core/http/body-intake';
 
+/** Headers the proxy adds to every answer of a call (request ID, its own time): core/http's type. */
+export type { HeadWriter, ResponseStamp } from '../core/http/exchange';
+import type { ResponseStamp } from '../core/http/exchange';
+
 /** A streamed answer: status and headers go out with the first bytes. */
 export interface ResponseStream {
   /** Whether status and headers went out (the answer belongs to the client from then on). */
@@ -35,6 +39,8 @@ export interface ClientExchange {
   readonly aborted: boolean;
   /** The answer was ended. */
   readonly finished: boolean;
+  /** Written into the head of whatever answer goes out: set once, before anything is sent. */
+  stamp: ResponseStamp | null;
   onAbort(listener: () => void): void;
   /**
    * The body as a JSON object (Content-Type application/json, at most the size limit); with

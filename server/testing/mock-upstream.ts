@@ -8,6 +8,7 @@ import { TokenIssuer, type TokenBehaviour } from './mock-upstream/oauth';
 export type { Behaviour, Usage } from './mock-upstream/common';
 export type { TokenBehaviour } from './mock-upstream/oauth';
 export { estimateTokens } from './mock-upstream/common';
+export { startBlackHole, refusedOrigin, UNRESOLVABLE_ORIGIN, type BlackHole } from './mock-upstream/unreachable';
 
 export interface RecordedRequest {
   method: string;
@@ -82,6 +83,16 @@ function routeOf(path: string): Route | null {
   return null;
 }
 
+/** The behaviour as it applies to this request: its time window, flapping period and models. */
+function inForce(b: (Behaviour & { setAt?: number }) | undefined, model: string): Behaviour {
+  if (!b) return {};
+  const now = Date.now();
+  if (b.activeUntil !== undefined && now >= b.activeUntil) return {};
+  if (b.flapMs !== undefined && Math.floor((now - (b.setAt ?? now)) / b.flapMs) % 2 === 1) return {};
+  if (b.onlyModels !== undefined && !b.onlyModels.includes(model)) return {};
+  return b;
+}
+
 function credentialOf(req: IncomingMessage): string | null {
   const h = req.headers;
   const bearer = /^Bearer\s+(\S+)$/i.exec(h.authorization ?? '');
@@ -104,7 +115,7 @@ function readBody(req: IncomingMessage): Promise<string> {
  */
 export async function startMockUpstream(): Promise<MockUpstream> {
   const requests: RecordedRequest[] = [];
-  const behaviours = new Map<string, Behaviour & { left?: number }>();
+  const behaviours = new Map<string, Behaviour & { left?: number; setAt?: number }>();
   const tokenBehaviours = new Map<string, TokenBehaviour & { left?: number }>();
   const issuer = new TokenIssuer();
   const sockets = new Set<Socket>();
@@ -175,17 +186,21 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     if (route.deployment !== undefined && !rec.apiVersion) return fail(res, 404, 'Resource not found: api-version query parameter is required');
     if (!json || typeof body !== 'object' || body === null || Array.isArray(body)) return fail(res, 400, 'The request body is not a JSON object.');
 
-    const b = take(behaviours, rec.credential, holder) ?? {};
-    if (b.dropConnection) return void req.socket.destroy();
-    if (b.delayMs) await sleep(b.delayMs);
-    if (res.destroyed) return;
-    const status = b.status ?? (b.retryAfter !== undefined ? 429 : undefined);
-    if (status !== undefined && status >= 400) {
-      const extra: Record<string, string> = status === 429 && b.retryAfter !== undefined ? { 'retry-after': String(b.retryAfter) } : {};
-      return fail(res, status, `mock upstream failure (${status})`, extra);
-    }
     const fields = body as Record<string, unknown>;
     const model = typeof fields.model === 'string' ? fields.model : route.deployment ?? 'unknown-model';
+    const b = inForce(take(behaviours, rec.credential, holder), model);
+    if (b.dropConnection) return void req.socket.destroy();
+    // Never answered; close() (or the client giving up) ends the socket.
+    if (b.blackHole) return;
+    if (b.delayMs) await sleep(b.delayMs);
+    if (res.destroyed) return;
+    const status = b.status ?? (b.retryAfter !== undefined || b.retryAfterMs !== undefined ? 429 : undefined);
+    if (status !== undefined && status >= 400) {
+      const extra: Record<string, string> = {};
+      if (status === 429 && b.retryAfter !== undefined) extra['retry-after'] = String(b.retryAfter);
+      if (status === 429 && b.retryAfterMs !== undefined) extra['retry-after-ms'] = String(b.retryAfterMs);
+      return fail(res, status, `mock upstream failure (${status})`, extra);
+    }
     const call: Call = { req, res, body: fields, behaviour: b, model };
     if (route.family === 'anthropic' && !anthropicPreconditions(call)) return;
     if (route.family === 'openai' && route.handle !== embeddings && route.handle !== responses && !Array.isArray(fields.messages)) {
@@ -215,7 +230,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     requests,
     get tokenRequests() { return issuer.requests; },
     behave(credential, b) {
-      behaviours.set(credential, { ...b, left: b.times });
+      behaviours.set(credential, { ...b, left: b.times, setAt: Date.now() });
     },
     behaveToken(clientEmail, b) {
       tokenBehaviours.set(clientEmail, { ...b, left: b.times });

@@ -35,8 +35,8 @@ describe('the AI proxy routes in the OpenAPI document', () => {
         const anonymous = await post(path, { model: 'gpt-4o-mini' });
         expect(anonymous.status, path).toBe(401);
         const a = await anonymous.json();
-        if (r.anthropic) expect(a, path).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.any(String), code: 'missing_api_key' } });
-        else expect(a, path).toEqual({ error: { message: expect.any(String), type: 'authentication_error', code: 'missing_api_key' } });
+        if (r.anthropic) expect(a, path).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.any(String), code: 'missing_api_key', request_id: anonymous.headers.get('x-request-id') } });
+        else expect(a, path).toEqual({ error: { message: expect.any(String), type: 'authentication_error', code: 'missing_api_key', request_id: anonymous.headers.get('x-request-id') } });
 
         const noModel = await post(path, { stream: true }, r.anthropic ? { 'x-api-key': gw.rootKey } : { authorization: `Bearer ${gw.rootKey}` });
         expect(noModel.status, path).toBe(400);

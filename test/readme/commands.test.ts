@@ -30,7 +30,7 @@ describe('README commands', () => {
         expect(existsSync(path.join(ROOT, m[1])), `${name} runs ${m[1]}`).toBe(true);
       }
     }
-    for (const c of ['start', 'test', 'run bench:proxy', 'run bench:dashboard', 'run openapi', 'run clients', 'run openapi:check', 'run demo:upstream']) expect(commands, c).toContain(c);
+    for (const c of ['start', 'test', 'run bench:proxy', 'run bench:dashboard', 'run bench:usage', 'run bench:streams', 'run bench:footprint', 'run openapi', 'run clients', 'run openapi:check', 'run demo:upstream']) expect(commands, c).toContain(c);
   });
 
   it('npm run openapi:check passes on the committed files', async () => {

@@ -36,6 +36,12 @@ import {
     OwnerConfView,
     OwnerConfViewFromJSON,
     OwnerConfViewToJSON,
+    TestMailRequest,
+    TestMailRequestFromJSON,
+    TestMailRequestToJSON,
+    TestMailResult,
+    TestMailResultFromJSON,
+    TestMailResultToJSON,
 } from '../models';
 
 export interface ConfigBatchRequest {
@@ -52,6 +58,10 @@ export interface ConfigPutRequest {
 
 export interface ConfigRemoveRequest {
     keys: Array<ConfigRemoveKeysEnum>;
+}
+
+export interface ConfigTestMailRequest {
+    testMailRequest: TestMailRequest;
 }
 
 /**
@@ -269,6 +279,49 @@ export class ConfigurationApi extends runtime.BaseAPI {
     }
 
     /**
+     * Sends one message through EMAIL_SMTP, EMAIL_PORT, EMAIL_AUTH and EMAIL_PASS, as alerts are sent. The answer never holds the server\'s address, the login or the password.  Access: An Owner API key (Root is the Owner in single tenancy).
+     * Send a test mail with the stored mail settings
+     */
+    async configTestMailRaw(requestParameters: ConfigTestMailRequest): Promise<runtime.ApiResponse<TestMailResult>> {
+        if (requestParameters.testMailRequest === null || requestParameters.testMailRequest === undefined) {
+            throw new runtime.RequiredError('testMailRequest','Required parameter requestParameters.testMailRequest was null or undefined when calling configTestMail.');
+        }
+
+        const queryParameters: runtime.HTTPQuery = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = typeof token === 'function' ? token("bearerAuth", []) : token;
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+        const response = await this.request({
+            path: `/x-config/test-mail`,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: TestMailRequestToJSON(requestParameters.testMailRequest),
+        });
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => TestMailResultFromJSON(jsonValue));
+    }
+
+    /**
+     * Sends one message through EMAIL_SMTP, EMAIL_PORT, EMAIL_AUTH and EMAIL_PASS, as alerts are sent. The answer never holds the server\'s address, the login or the password.  Access: An Owner API key (Root is the Owner in single tenancy).
+     * Send a test mail with the stored mail settings
+     */
+    async configTestMail(requestParameters: ConfigTestMailRequest): Promise<TestMailResult> {
+        const response = await this.configTestMailRaw(requestParameters);
+        return await response.value();
+    }
+
+    /**
      * Access: An Owner API key (Root is the Owner in single tenancy).
      * Routing view of the Owner configuration, with sleeping and disabled keys
      */
@@ -318,6 +371,7 @@ export enum ConfigRemoveKeysEnum {
     RESOURCES = 'RESOURCES',
     MODELLIMITS = 'MODEL_LIMITS',
     PRICING = 'PRICING',
+    UNPRICEDMODELPOLICY = 'UNPRICED_MODEL_POLICY',
     XAIMAIL = 'XAI_MAIL',
     EMAILSMTP = 'EMAIL_SMTP',
     EMAILPORT = 'EMAIL_PORT',

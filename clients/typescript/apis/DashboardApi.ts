@@ -21,6 +21,9 @@ import {
     ModelList,
     ModelListFromJSON,
     ModelListToJSON,
+    RequestPage,
+    RequestPageFromJSON,
+    RequestPageToJSON,
     UserInfo,
     UserInfoFromJSON,
     UserInfoToJSON,
@@ -38,6 +41,17 @@ export interface DashboardLogsRequest {
     action?: string;
     targetId?: number;
     status?: DashboardLogsStatusEnum;
+}
+
+export interface DashboardRequestsRequest {
+    user?: string;
+    limit?: number;
+    before?: string;
+    since?: Date;
+    until?: Date;
+    model?: string;
+    status?: DashboardRequestsStatusEnum;
+    requestId?: string;
 }
 
 /**
@@ -317,6 +331,74 @@ export class DashboardApi extends runtime.BaseAPI {
         return await response.value();
     }
 
+    /**
+     * One entry per proxied request that produced usage, as recorded (tokens, cost, model, status, request ID). The caller\'s own by default; `user` names an account of the caller\'s tree. Raw records are kept for USAGE_RETENTION_DAYS; bills cover any period.  Access: Any valid account API key.
+     * Per-request usage: a page of an account\'s recent requests, newest first
+     */
+    async dashboardRequestsRaw(requestParameters: DashboardRequestsRequest): Promise<runtime.ApiResponse<RequestPage>> {
+        const queryParameters: runtime.HTTPQuery = {};
+
+        if (requestParameters.user !== undefined) {
+            queryParameters['user'] = requestParameters.user;
+        }
+
+        if (requestParameters.limit !== undefined) {
+            queryParameters['limit'] = requestParameters.limit;
+        }
+
+        if (requestParameters.before !== undefined) {
+            queryParameters['before'] = requestParameters.before;
+        }
+
+        if (requestParameters.since !== undefined) {
+            queryParameters['since'] = (requestParameters.since as any).toISOString();
+        }
+
+        if (requestParameters.until !== undefined) {
+            queryParameters['until'] = (requestParameters.until as any).toISOString();
+        }
+
+        if (requestParameters.model !== undefined) {
+            queryParameters['model'] = requestParameters.model;
+        }
+
+        if (requestParameters.status !== undefined) {
+            queryParameters['status'] = requestParameters.status;
+        }
+
+        if (requestParameters.requestId !== undefined) {
+            queryParameters['request_id'] = requestParameters.requestId;
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = typeof token === 'function' ? token("bearerAuth", []) : token;
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+        const response = await this.request({
+            path: `/dashboard/requests`,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        });
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => RequestPageFromJSON(jsonValue));
+    }
+
+    /**
+     * One entry per proxied request that produced usage, as recorded (tokens, cost, model, status, request ID). The caller\'s own by default; `user` names an account of the caller\'s tree. Raw records are kept for USAGE_RETENTION_DAYS; bills cover any period.  Access: Any valid account API key.
+     * Per-request usage: a page of an account\'s recent requests, newest first
+     */
+    async dashboardRequests(requestParameters: DashboardRequestsRequest): Promise<RequestPage> {
+        const response = await this.dashboardRequestsRaw(requestParameters);
+        return await response.value();
+    }
+
 }
 
 /**
@@ -326,4 +408,12 @@ export class DashboardApi extends runtime.BaseAPI {
 export enum DashboardLogsStatusEnum {
     Success = 'success',
     Failure = 'failure'
+}
+/**
+    * @export
+    * @enum {string}
+    */
+export enum DashboardRequestsStatusEnum {
+    Ok = 'ok',
+    Abnormal = 'abnormal'
 }

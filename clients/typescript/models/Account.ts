@@ -133,7 +133,7 @@ export interface Account {
      */
     Suspended: boolean;
     /**
-     * Spendable credit (USD): the unexpired cards, less usage recorded but not yet deducted
+     * Spendable credit (USD): the unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes
      * @type {number}
      * @memberof Account
      */

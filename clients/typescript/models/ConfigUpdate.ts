@@ -66,6 +66,12 @@ export interface ConfigUpdate {
      * @type {string}
      * @memberof ConfigUpdate
      */
+    UNPRICED_MODEL_POLICY?: string;
+    /**
+     * 
+     * @type {string}
+     * @memberof ConfigUpdate
+     */
     XAI_MAIL?: string;
     /**
      * 
@@ -110,6 +116,7 @@ export function ConfigUpdateFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'RESOURCES': !exists(json, 'RESOURCES') ? undefined : json['RESOURCES'],
         'MODEL_LIMITS': !exists(json, 'MODEL_LIMITS') ? undefined : json['MODEL_LIMITS'],
         'PRICING': !exists(json, 'PRICING') ? undefined : json['PRICING'],
+        'UNPRICED_MODEL_POLICY': !exists(json, 'UNPRICED_MODEL_POLICY') ? undefined : json['UNPRICED_MODEL_POLICY'],
         'XAI_MAIL': !exists(json, 'XAI_MAIL') ? undefined : json['XAI_MAIL'],
         'EMAIL_SMTP': !exists(json, 'EMAIL_SMTP') ? undefined : json['EMAIL_SMTP'],
         'EMAIL_PORT': !exists(json, 'EMAIL_PORT') ? undefined : json['EMAIL_PORT'],
@@ -134,6 +141,7 @@ export function ConfigUpdateToJSON(value?: ConfigUpdate | null): any {
         'RESOURCES': value.RESOURCES,
         'MODEL_LIMITS': value.MODEL_LIMITS,
         'PRICING': value.PRICING,
+        'UNPRICED_MODEL_POLICY': value.UNPRICED_MODEL_POLICY,
         'XAI_MAIL': value.XAI_MAIL,
         'EMAIL_SMTP': value.EMAIL_SMTP,
         'EMAIL_PORT': value.EMAIL_PORT,

@@ -66,6 +66,12 @@ export interface ConfigValues {
      * @type {string}
      * @memberof ConfigValues
      */
+    UNPRICED_MODEL_POLICY: string;
+    /**
+     * 
+     * @type {string}
+     * @memberof ConfigValues
+     */
     XAI_MAIL: string;
     /**
      * 
@@ -104,6 +110,7 @@ export function ConfigValuesFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'RESOURCES': json['RESOURCES'],
         'MODEL_LIMITS': json['MODEL_LIMITS'],
         'PRICING': json['PRICING'],
+        'UNPRICED_MODEL_POLICY': json['UNPRICED_MODEL_POLICY'],
         'XAI_MAIL': json['XAI_MAIL'],
         'EMAIL_SMTP': json['EMAIL_SMTP'],
         'EMAIL_PORT': json['EMAIL_PORT'],
@@ -127,6 +134,7 @@ export function ConfigValuesToJSON(value?: ConfigValues | null): any {
         'RESOURCES': value.RESOURCES,
         'MODEL_LIMITS': value.MODEL_LIMITS,
         'PRICING': value.PRICING,
+        'UNPRICED_MODEL_POLICY': value.UNPRICED_MODEL_POLICY,
         'XAI_MAIL': value.XAI_MAIL,
         'EMAIL_SMTP': value.EMAIL_SMTP,
         'EMAIL_PORT': value.EMAIL_PORT,

@@ -44,6 +44,12 @@ export interface ErrorDetail {
      * @memberof ErrorDetail
      */
     code: JsonValue;
+    /**
+     * On the AI proxy routes: the request ID of the call (also in `x-request-id`), the key to its log lines.
+     * @type {string}
+     * @memberof ErrorDetail
+     */
+    request_id?: string;
 }
 
 export function ErrorDetailFromJSON(json: any): ErrorDetail {
@@ -59,6 +65,7 @@ export function ErrorDetailFromJSONTyped(json: any, ignoreDiscriminator: boolean
         'message': json['message'],
         'type': json['type'],
         'code': JsonValueFromJSON(json['code']),
+        'request_id': !exists(json, 'request_id') ? undefined : json['request_id'],
     };
 }
 
@@ -74,6 +81,7 @@ export function ErrorDetailToJSON(value?: ErrorDetail | null): any {
         'message': value.message,
         'type': value.type,
         'code': JsonValueToJSON(value.code),
+        'request_id': value.request_id,
     };
 }
 

@@ -80,6 +80,12 @@ export interface OwnerConfUpdate {
      * @memberof OwnerConfUpdate
      */
     ModelLimits?: JsonValue;
+    /**
+     * `refuse` (the default; empty restores it) or `bill:<InputText>,<OutputText>` in USD per million tokens: what the proxy does with a model no price table knows
+     * @type {string}
+     * @memberof OwnerConfUpdate
+     */
+    UnpricedModelPolicy?: string;
 }
 
 export function OwnerConfUpdateFromJSON(json: any): OwnerConfUpdate {
@@ -101,6 +107,7 @@ export function OwnerConfUpdateFromJSONTyped(json: any, ignoreDiscriminator: boo
         'ModelFailover': !exists(json, 'ModelFailover') ? undefined : json['ModelFailover'],
         'DelKeys': !exists(json, 'DelKeys') ? undefined : json['DelKeys'],
         'ModelLimits': !exists(json, 'ModelLimits') ? undefined : JsonValueFromJSON(json['ModelLimits']),
+        'UnpricedModelPolicy': !exists(json, 'UnpricedModelPolicy') ? undefined : json['UnpricedModelPolicy'],
     };
 }
 
@@ -122,6 +129,7 @@ export function OwnerConfUpdateToJSON(value?: OwnerConfUpdate | null): any {
         'ModelFailover': value.ModelFailover,
         'DelKeys': value.DelKeys,
         'ModelLimits': JsonValueToJSON(value.ModelLimits),
+        'UnpricedModelPolicy': value.UnpricedModelPolicy,
     };
 }
 

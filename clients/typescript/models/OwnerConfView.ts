@@ -14,6 +14,10 @@
 
 import { exists, mapValues } from '../runtime';
 import {
+    KeyHealthEntry,
+    KeyHealthEntryFromJSON,
+    KeyHealthEntryFromJSONTyped,
+    KeyHealthEntryToJSON,
     ModelLimit,
     ModelLimitFromJSON,
     ModelLimitFromJSONTyped,
@@ -26,6 +30,14 @@ import {
     OwnerConfViewSleepingKeysFromJSON,
     OwnerConfViewSleepingKeysFromJSONTyped,
     OwnerConfViewSleepingKeysToJSON,
+    UnpricedModel,
+    UnpricedModelFromJSON,
+    UnpricedModelFromJSONTyped,
+    UnpricedModelToJSON,
+    UnpricedModelPolicy,
+    UnpricedModelPolicyFromJSON,
+    UnpricedModelPolicyFromJSONTyped,
+    UnpricedModelPolicyToJSON,
 } from './';
 
 /**
@@ -84,6 +96,24 @@ export interface OwnerConfView {
     DisabledKeys: Array<OwnerConfViewDisabledKeys>;
     /**
      * 
+     * @type {UnpricedModelPolicy}
+     * @memberof OwnerConfView
+     */
+    UnpricedModelPolicy: UnpricedModelPolicy;
+    /**
+     * Models without a price that were requested (refused or billed at the fallback), latest first, while they stay unpriced; at most 100
+     * @type {Array<UnpricedModel>}
+     * @memberof OwnerConfView
+     */
+    UnpricedModels: Array<UnpricedModel>;
+    /**
+     * Every enabled key (or model on a key) that failed since this instance started, with its circuit's state; a key not listed is healthy
+     * @type {Array<KeyHealthEntry>}
+     * @memberof OwnerConfView
+     */
+    KeyHealth: Array<KeyHealthEntry>;
+    /**
+     * 
      * @type {number}
      * @memberof OwnerConfView
      */
@@ -114,6 +144,9 @@ export function OwnerConfViewFromJSONTyped(json: any, ignoreDiscriminator: boole
         'SwitchOver': json['SwitchOver'],
         'SleepingKeys': ((json['SleepingKeys'] as Array<any>).map(OwnerConfViewSleepingKeysFromJSON)),
         'DisabledKeys': ((json['DisabledKeys'] as Array<any>).map(OwnerConfViewDisabledKeysFromJSON)),
+        'UnpricedModelPolicy': UnpricedModelPolicyFromJSON(json['UnpricedModelPolicy']),
+        'UnpricedModels': ((json['UnpricedModels'] as Array<any>).map(UnpricedModelFromJSON)),
+        'KeyHealth': ((json['KeyHealth'] as Array<any>).map(KeyHealthEntryFromJSON)),
         'UserMinBalance': json['UserMinBalance'],
         'UserApiBalance': json['UserApiBalance'],
     };
@@ -136,6 +169,9 @@ export function OwnerConfViewToJSON(value?: OwnerConfView | null): any {
         'SwitchOver': value.SwitchOver,
         'SleepingKeys': ((value.SleepingKeys as Array<any>).map(OwnerConfViewSleepingKeysToJSON)),
         'DisabledKeys': ((value.DisabledKeys as Array<any>).map(OwnerConfViewDisabledKeysToJSON)),
+        'UnpricedModelPolicy': UnpricedModelPolicyToJSON(value.UnpricedModelPolicy),
+        'UnpricedModels': ((value.UnpricedModels as Array<any>).map(UnpricedModelToJSON)),
+        'KeyHealth': ((value.KeyHealth as Array<any>).map(KeyHealthEntryToJSON)),
         'UserMinBalance': value.UserMinBalance,
         'UserApiBalance': value.UserApiBalance,
     };

@@ -139,7 +139,7 @@ export interface UserInfo {
      */
     suspended: boolean;
     /**
-     * Spendable credit: unexpired cards, less usage recorded but not yet deducted
+     * Spendable credit: unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes
      * @type {number}
      * @memberof UserInfo
      */

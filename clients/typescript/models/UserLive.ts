@@ -143,7 +143,7 @@ export interface UserLive {
      */
     suspended: boolean;
     /**
-     * Spendable credit: unexpired cards, less usage recorded but not yet deducted
+     * Spendable credit: unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes
      * @type {number}
      * @memberof UserLive
      */

@@ -6,6 +6,7 @@ import { Async, latest } from '../ui/Async';
 import { Field } from '../ui/Field';
 import { Notice, type NoticeState } from '../ui/Notice';
 import { jsonProblem, modelLimitsProblem } from './config-checks';
+import { formatTime } from '../ui/format';
 
 type Readable = Exclude<ConfigKey, 'EMAIL_PASS'>;
 type Kind = 'line' | 'text' | 'json';
@@ -29,14 +30,15 @@ const GROUPS: { title: string; note: string; columns?: boolean; items: Item[] }[
     items: [
       { key: 'MODEL_LIMITS', kind: 'json', hint: 'Object keyed by model, each with integer rpm and tpm.', placeholder: '{"gpt-4o": {"rpm": 30, "tpm": 90000}}' },
       { key: 'PRICING', kind: 'json', hint: 'Only the differences from the default prices (sections such as ChatPricing, keyed by model). At most 128 KiB and 1024 entries.', placeholder: '{"ChatPricing": {"gpt-4o": {"InputText": 2.5, "OutputText": 10}}}' },
+      { key: 'UNPRICED_MODEL_POLICY', kind: 'line', hint: 'A model no price table knows: refuse (the default, empty) answers 403 model_not_priced; bill:<InputText>,<OutputText> serves it at that fallback price (USD per million tokens).', placeholder: 'bill:10,30' },
     ],
   },
   {
     title: 'Mail',
-    note: 'Where alert mail comes from and how it is sent.',
+    note: 'Alerts (SoftLimit reached, balance low, a provider key disabled or out of rotation for long, a Level switched over) are mailed with these settings, to the account concerned and to you.',
     columns: true,
     items: [
-      { key: 'XAI_MAIL', kind: 'line', hint: 'Address notices are sent from.', placeholder: 'noreply@example.com' },
+      { key: 'XAI_MAIL', kind: 'line', hint: 'Your address: alerts are sent from it, and your copy goes to it (empty: sent from EMAIL_AUTH, your copy to your account\'s email).', placeholder: 'noreply@example.com' },
       { key: 'EMAIL_SMTP', kind: 'line', hint: 'SMTP server host.', placeholder: 'smtp.example.com' },
       { key: 'EMAIL_PORT', kind: 'line', hint: 'SMTP port (1-65535).', placeholder: '587' },
       { key: 'EMAIL_AUTH', kind: 'line', hint: 'Mailbox used to authenticate.', placeholder: 'mailer@example.com' },
@@ -166,6 +168,7 @@ export function ConfigTab() {
                     <Show when={g.title === 'Mail'}>
                       <PasswordField value={password()} clear={clearPassword()} error={serverErrors.EMAIL_PASS ?? null}
                         onInput={(v) => { setPassword(v); setServerErrors('EMAIL_PASS', undefined); }} onClear={setClearPassword} />
+                      <TestMail unsaved={changeCount() > 0} />
                     </Show>
                   </div>
                 </section>
@@ -180,6 +183,62 @@ export function ConfigTab() {
           </form>
         )}
       </Async>
+      <UnpricedModels />
     </div>
+  );
+}
+
+/** Sends one mail with the stored (saved) settings, as alerts are sent. */
+function TestMail(props: { unsaved: boolean }) {
+  const [to, setTo] = createSignal('');
+  const [busy, setBusy] = createSignal(false);
+  const [notice, setNotice] = createSignal<NoticeState | null>(null);
+  const send = async () => {
+    setBusy(true);
+    setNotice(null);
+    try {
+      const r = await api.config.testMail.mutate(to().trim() ? { To: to().trim() } : {});
+      setNotice({ kind: 'success', text: `Test mail sent; the server accepted ${r.accepted.join(', ') || 'no recipient'}.` });
+    } catch (err) {
+      setNotice({ kind: 'error', text: describeError(err).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="field-group span-2" data-testid="test-mail">
+      <Field label="Send a test mail" for="test-mail-to" hint={props.unsaved ? 'Uses the saved settings: save your changes first.' : 'Uses the saved settings. Empty sends it to you (XAI_MAIL, else your account\'s email).'}>
+        <div class="inline-field">
+          <input id="test-mail-to" type="email" placeholder="you@example.com" value={to()} onInput={(e) => setTo(e.currentTarget.value)} />
+          <button type="button" class="btn" disabled={busy()} onClick={send}>{busy() ? 'Sending…' : 'Send a test mail'}</button>
+        </div>
+      </Field>
+      <Notice notice={notice()} onClose={() => setNotice(null)} />
+    </div>
+  );
+}
+
+/** The models accounts asked for that have no price yet (`/x-conf` UnpricedModels). */
+function UnpricedModels() {
+  const [view, { refetch }] = createResource(() => api.config.view.query());
+  return (
+    <section class="card" data-testid="unpriced-models">
+      <div class="card-head"><div class="card-title"><h2>Requested models without a price</h2>
+        <p class="muted small">Refused or billed at the fallback according to UNPRICED_MODEL_POLICY; a model leaves this list once PRICING prices it.</p></div></div>
+      <Async data={view} label="Loading…" onRetry={refetch}>
+        {(v) => (
+          <Show when={v.UnpricedModels.length > 0} fallback={<p class="muted">None so far.</p>}>
+            <table class="table table-compact">
+              <thead><tr><th>Model</th><th>First requested</th><th>Last requested</th></tr></thead>
+              <tbody>
+                <For each={v.UnpricedModels}>
+                  {(m) => <tr><td class="break"><code>{m.Model}</code></td><td>{formatTime(m.FirstAt)}</td><td>{formatTime(m.LastAt)}</td></tr>}
+                </For>
+              </tbody>
+            </table>
+          </Show>
+        )}
+      </Async>
+    </section>
   );
 }

@@ -1,5 +1,6 @@
 import { createMemo, createResource, createSignal, For, Show } from 'solid-js';
 import type { ProviderKey, ProviderKeyResult } from '../../../contract/keys/schemas';
+import type { ConfView } from '../../../contract/config/schemas';
 import { api, describeError } from '../api';
 import { Async, latest } from '../ui/Async';
 import { Notice, type NoticeState } from '../ui/Notice';
@@ -21,6 +22,45 @@ async function loadKeys(): Promise<ProviderKey[]> {
 
 const KIND_LABEL = { standard: 'Standard', azure: 'Azure', vertex: 'Vertex' } as const;
 
+type HealthEntry = ConfView['KeyHealth'][number];
+
+/** The gateway's health entries per key (whole key and per model), from `/x-conf`. */
+async function loadHealth(): Promise<Map<number, HealthEntry[]>> {
+  const byKey = new Map<number, HealthEntry[]>();
+  for (const h of (await api.config.view.query()).KeyHealth) byKey.set(h.ID, [...(byKey.get(h.ID) ?? []), h]);
+  return byKey;
+}
+
+const STATE_LABEL = { healthy: 'Healthy', failing: 'Failing', open: 'Out of rotation', 'half-open': 'Probing' } as const;
+const STATE_CLASS = { healthy: 'badge-on', failing: 'badge-warn', open: 'badge-off', 'half-open': 'badge-warn' } as const;
+
+/**
+ * The key's health as the gateway sees it: the whole key's circuit (connection errors,
+ * timeouts), then any model failing on it alone; each with its last error and since when.
+ */
+function HealthCell(props: { entries: HealthEntry[] | undefined }) {
+  const list = () => [...(props.entries ?? [])].sort((a, b) => (a.Model ?? '').localeCompare(b.Model ?? ''));
+  return (
+    <Show when={list().length > 0} fallback={<span class="badge badge-on" data-testid="health-state">Healthy</span>}>
+      <div class="health-list">
+        <For each={list()}>
+          {(h) => (
+            <div class="health-entry" data-testid={`health-${h.Model ?? 'key'}`}>
+              <span class={`badge ${STATE_CLASS[h.State]}`} data-testid="health-state" title={h.Until ? `Back in rotation for a probe at ${formatTime(h.Until)}` : undefined}>
+                {h.Model ? `${h.Model}: ` : ''}{STATE_LABEL[h.State]}
+              </span>
+              <span class="muted small" data-testid="health-since"> since {formatTime(h.Since)}</span>
+              <Show when={h.LastError}>
+                <div class="small break" data-testid="health-error">Last error: {h.LastError}</div>
+              </Show>
+            </div>
+          )}
+        </For>
+      </div>
+    </Show>
+  );
+}
+
 const hostOf = (url: string) => {
   try { return new URL(url).host; } catch { return url; }
 };
@@ -37,7 +77,7 @@ function StatusBadge(props: { k: ProviderKey }) {
   );
 }
 
-function KeyRow(props: { k: ProviderKey; busy: boolean; onToggle: () => void; onEdit: () => void; onDelete: () => void }) {
+function KeyRow(props: { k: ProviderKey; health: HealthEntry[] | undefined; busy: boolean; onToggle: () => void; onEdit: () => void; onDelete: () => void }) {
   const [confirming, setConfirming] = createSignal(false);
   return (
     <tr data-testid={`key-row-${props.k.ID}`}>
@@ -46,6 +86,7 @@ function KeyRow(props: { k: ProviderKey; busy: boolean; onToggle: () => void; on
       <td data-label="Kind">{KIND_LABEL[props.k.config.provider_type]}</td>
       <td data-label="Secret"><code>…{props.k.SecretHint}</code></td>
       <td data-label="Status"><StatusBadge k={props.k} /></td>
+      <td data-label="Health" class="col-health"><Show when={props.k.Status} fallback={<span class="muted small">–</span>}><HealthCell entries={props.health} /></Show></td>
       <td data-label="Actions" class="actions"><div class="row-actions">
         <Show when={!confirming()} fallback={
           <>
@@ -64,7 +105,12 @@ function KeyRow(props: { k: ProviderKey; busy: boolean; onToggle: () => void; on
 }
 
 export function ProvidersTab() {
-  const [keys, { refetch, mutate }] = createResource(loadKeys);
+  const [keys, { refetch: refetchKeys, mutate }] = createResource(loadKeys);
+  const [health, { refetch: refetchHealth }] = createResource(loadHealth);
+  const refetch = () => {
+    void refetchHealth();
+    return refetchKeys();
+  };
   // A fresh object per opening, so the form remounts when another key is picked while it is open.
   const [formFor, setFormFor] = createSignal<{ editing: ProviderKey | null } | null>(null);
   const [notice, setNotice] = createSignal<NoticeState | null>(null);
@@ -77,6 +123,8 @@ export function ProvidersTab() {
   });
   const active = () => (latest(keys) ?? []).filter((k) => k.Status).length;
   const sleeping = () => (latest(keys) ?? []).filter((k) => k.Status && k.Sleeping).length;
+  const outOfRotation = () => (latest(keys) ?? []).filter((k) => k.Status && latest(health)?.get(k.ID)?.some((h) => h.Model === null && (h.State === 'open' || h.State === 'half-open'))).length;
+  const activeHint = () => [sleeping() ? `${sleeping()} sleeping after upstream 429s` : '', outOfRotation() ? `${outOfRotation()} out of rotation after failures` : ''].filter(Boolean).join(' · ') || 'Enabled keys';
 
   const replace = (k: ProviderKey) => mutate((list) => (list ?? []).map((x) => (x.ID === k.ID ? k : x)));
 
@@ -131,7 +179,7 @@ export function ProvidersTab() {
       <div class="stats">
         <StatCard label="Total Levels" value={latest(keys) ? levels().length : '–'} testId="stat-levels" />
         <StatCard label="Total keys" value={latest(keys)?.length ?? '–'} testId="stat-keys" />
-        <StatCard label="Active keys" value={latest(keys) ? active() : '–'} hint={sleeping() ? `${sleeping()} sleeping after upstream errors` : 'Enabled keys'} testId="stat-active" />
+        <StatCard label="Active keys" value={latest(keys) ? active() : '–'} hint={activeHint()} testId="stat-active" />
       </div>
       <Notice notice={notice()} onClose={() => setNotice(null)} />
       <Show when={formFor()} keyed>
@@ -150,11 +198,11 @@ export function ProvidersTab() {
                     <span class="muted small">{group.keys.length} {group.keys.length === 1 ? 'key' : 'keys'} · {group.keys.filter((k) => k.Status).length} active</span>
                   </div>
                   <table class="table table-cards table-keys">
-                    <thead><tr><th class="col-name">Name</th><th class="col-provider">Provider</th><th class="col-kind">Kind</th><th class="col-secret">Secret</th><th class="col-status">Status</th><th class="actions">Actions</th></tr></thead>
+                    <thead><tr><th class="col-name">Name</th><th class="col-provider">Provider</th><th class="col-kind">Kind</th><th class="col-secret">Secret</th><th class="col-status">Status</th><th class="col-health">Health</th><th class="actions">Actions</th></tr></thead>
                     <tbody>
                       <For each={group.keys}>
                         {(k) => (
-                          <KeyRow k={k} busy={busyId() === k.ID}
+                          <KeyRow k={k} health={latest(health)?.get(k.ID)} busy={busyId() === k.ID}
                             onToggle={() => act(k, 'toggle')}
                             onEdit={() => { setNotice(null); setFormFor({ editing: k }); window.scrollTo({ top: 0, behavior: 'smooth' }); }}
                             onDelete={() => act(k, 'delete')} />

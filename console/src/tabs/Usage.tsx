@@ -2,9 +2,11 @@ import { createMemo, createResource, createSignal, For, Show } from 'solid-js';
 import type { BillInfo } from '../../../contract/billing/schemas';
 import { api } from '../api';
 import { Async } from '../ui/Async';
-import { BarChart, ShareBars } from '../ui/charts';
+import { ShareBars } from '../ui/charts';
+import { TimeChart } from '../ui/TimeChart';
+import { RecentHealth } from './RecentHealth';
 import { StatCard } from '../ui/StatCard';
-import { formatCompact, formatCredit, formatDay, formatInt } from '../ui/format';
+import { formatCompact, formatCredit, formatInt } from '../ui/format';
 import { billsFor, dailyTotals, modelTotals, type Scope } from './usage-data';
 
 const DAYS = 30;
@@ -13,6 +15,11 @@ const SCOPES: { id: Scope; label: string }[] = [
   { id: 'own', label: 'My key' },
   { id: 'descendants', label: 'Subaccounts' },
 ];
+
+/** Axis ticks of small amounts keep two significant digits, so $0.00012 and $0.00015 differ. */
+const axisCredit = (n: number) => (n !== 0 && Math.abs(n) < 0.01 ? `$${Number(n.toPrecision(2))}` : formatCredit(n));
+const dayX = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
+const dayLabel = (sec: number) => new Date(sec * 1000).toISOString().slice(0, 10);
 
 export function UsageTab() {
   const [scope, setScope] = createSignal<Scope>('all');
@@ -50,15 +57,16 @@ export function UsageTab() {
               <div class="grid-2 charts">
                 <section class="card">
                   <div class="card-head"><h2>Requests per day</h2></div>
-                  <BarChart label="Requests per day" integer format={(n) => formatCompact(n)}
-                    points={days().map((d) => ({ label: formatDay(d.date), value: d.requests, title: `${d.date}: ${formatInt(d.requests)} requests` }))} />
+                  <TimeChart label="Requests per day" testId="chart-requests" step={86_400} x={days().map((d) => dayX(d.date))} formatX={dayLabel}
+                    series={[{ label: 'Requests', values: days().map((d) => d.requests), color: '#2f5bea', style: 'bars', integer: true, format: (n) => formatCompact(n) }]} />
                 </section>
                 <section class="card">
                   <div class="card-head"><h2>Credit used per day</h2></div>
-                  <BarChart label="Credit used per day" format={(n) => formatCredit(n)} color="var(--accent-2)"
-                    points={days().map((d) => ({ label: formatDay(d.date), value: d.credit, title: `${d.date}: ${formatCredit(d.credit)}` }))} />
+                  <TimeChart label="Credit used per day" testId="chart-credit" step={86_400} x={days().map((d) => dayX(d.date))} formatX={dayLabel}
+                    series={[{ label: 'Credit', values: days().map((d) => d.credit), color: '#0f9d8a', style: 'bars', format: axisCredit }]} />
                 </section>
               </div>
+              <RecentHealth />
               <div class="grid-2">
                 <section class="card">
                   <div class="card-head"><h2>Top models</h2><span class="muted small">by credit used</span></div>

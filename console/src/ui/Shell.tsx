@@ -9,16 +9,21 @@ import { ConfigTab } from '../tabs/Config';
 import { NewsTab } from '../tabs/News';
 import { LogsTab } from '../tabs/Logs';
 import { UsageTab } from '../tabs/Usage';
+import { AccountsTab } from '../tabs/Accounts';
+import { RequestsTab } from '../tabs/Requests';
+import { RotateSelf } from './RotateSelf';
 
 interface Tab { id: string; label: string; component: Component }
 
 const TABS: Tab[] = [
   { id: 'examples', label: 'AI API examples', component: ExamplesTab },
+  { id: 'accounts', label: 'Accounts', component: AccountsTab },
   { id: 'providers', label: 'Providers', component: ProvidersTab },
   { id: 'config', label: 'System configuration', component: ConfigTab },
   { id: 'news', label: 'Broadcast news', component: NewsTab },
   { id: 'logs', label: 'Operation log', component: LogsTab },
   { id: 'usage', label: 'Usage', component: UsageTab },
+  { id: 'requests', label: 'Requests', component: RequestsTab },
 ];
 
 const fromHash = () => {
@@ -33,6 +38,7 @@ export function Shell() {
   window.addEventListener('hashchange', onHash);
   onCleanup(() => window.removeEventListener('hashchange', onHash));
   const [me] = createResource(() => api.dashboard.info.query());
+  const [rotating, setRotating] = createSignal(false);
   // On a phone the tab bar scrolls sideways; keep the current tab in view.
   let nav!: HTMLElement;
   createEffect(() => nav.querySelector<HTMLElement>(`[href="#/${tab().id}"]`)?.scrollIntoView({ block: 'nearest', inline: 'center' }));
@@ -45,6 +51,7 @@ export function Shell() {
           <Show when={latest(me)}>
             {(m) => <span class="whoami" title={`DNA ${m().dna}`}>{m().name} <span class="badge">{m().role === 'root' ? 'Root' : 'Owner'}</span></span>}
           </Show>
+          <button type="button" class="btn btn-small" aria-expanded={rotating()} onClick={() => setRotating(true)}>Rotate my key</button>
           <button type="button" class="btn btn-small" onClick={() => endSession('You signed out.')}>Sign out</button>
         </div>
       </header>
@@ -58,6 +65,9 @@ export function Shell() {
         </For>
       </nav>
       <main class="content">
+        <Show when={rotating()}>
+          <RotateSelf onClose={() => setRotating(false)} />
+        </Show>
         {/* A tab that fails to render shows the error instead of blanking the console. */}
         <ErrorBoundary fallback={(err, reset) => <ErrorBox error={err} onRetry={reset} />}>
           <Dynamic component={tab().component} />

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { httpFailureOf } from './errors';
+import { httpFailureOf, uniqueViolationConstraint } from './errors';
 
 /** As drizzle hands them over: the driver's error as the cause of its own. */
 const wrapped = (cause: Error) => Object.assign(new Error('Failed query: insert into …'), { cause });
@@ -22,5 +22,17 @@ describe('httpFailureOf', () => {
 
   it('leaves every other failure to be an internal error', () => {
     for (const err of [new Error('boom'), wrapped(coded('22P02')), wrapped(coded('23503')), undefined, 'text']) expect(httpFailureOf(err)).toBeUndefined();
+  });
+});
+
+describe('uniqueViolationConstraint', () => {
+  it('names the violated constraint as either driver reports it', () => {
+    expect(uniqueViolationConstraint(wrapped(Object.assign(coded('23505'), { constraint_name: 'accounts_owner_name_key' })))).toBe('accounts_owner_name_key');
+    expect(uniqueViolationConstraint(wrapped(Object.assign(coded('23505'), { constraint: 'account_keys_pkey' })))).toBe('account_keys_pkey');
+    expect(uniqueViolationConstraint(coded('23505'))).toBe('');
+  });
+
+  it('is null for any other failure', () => {
+    for (const err of [wrapped(coded('23503')), new Error('boom'), undefined]) expect(uniqueViolationConstraint(err)).toBeNull();
   });
 });

@@ -19,6 +19,13 @@ export const PG_UNIQUE_VIOLATION = '23505';
 export const sqlStateOf = (err: unknown): string | undefined =>
   causeWhere(err, (e) => typeof e.code === 'string' && SQLSTATE.test(e.code))?.code;
 
+/** The constraint a unique violation names ('' when the driver gives none), or null for any other error. */
+export function uniqueViolationConstraint(err: unknown): string | null {
+  const e = causeWhere(err, (c) => c.code === PG_UNIQUE_VIOLATION);
+  // postgres.js calls it constraint_name, PGlite constraint.
+  return e ? String(e.constraint_name ?? e.constraint ?? '') : null;
+}
+
 /**
  * Codes that say the database cannot be reached (as opposed to a query it refused): the
  * driver's connection codes, system errors of the socket, PostgreSQL's shutdown codes, and

@@ -1,14 +1,30 @@
 // @ts-check
 /**
- * The embedded database's thread. PGlite runs PostgreSQL compiled to WebAssembly
+ * The embedded database's thread (and, run as a script, the process creating a new database;
+ * see createInChild). PGlite runs PostgreSQL compiled to WebAssembly
  * synchronously: on the proxy's thread every batch of usage records would stop all requests
  * for as long as it runs. Here it costs only this thread's time.
  *
  * Plain JavaScript on purpose: a worker thread gets no TypeScript loader, neither under the
  * test runner nor in the production bundle. The other end is `pglite-remote.ts`.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
+
+// V8 compiles PGlite's WebAssembly (9 MB) with its baseline compiler and recompiles a function
+// with the optimizing one once it has run enough. Opening the database and the gateway's
+// start-up queries made ~50 MB of optimized code (and compiler memory) an idle gateway keeps;
+// a hundred times the default budget (1.8M) leaves start-up on baseline code, while what runs
+// steadily (the usage writes) still gets optimized within seconds of load. The flag is
+// process-wide and applies to WebAssembly compiled from now on; nothing else in the gateway
+// runs WebAssembly of weight.
+v8.setFlagsFromString('--wasm-tiering-budget=180000000');
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
@@ -46,8 +62,76 @@ function target(db, msg) {
   return t.tx;
 }
 
+/**
+ * PostgreSQL's settings for a database one gateway uses. PGlite's defaults size it like a
+ * server: its 128 MB of shared_buffers are resident from the start, while Switchyard keeps
+ * its working set in its own snapshots and writes usage in batches; 16 MB hold the hot pages
+ * without slowing those writes. The WAL kept after a checkpoint: on disk two segments of
+ * 16 MB, the least PostgreSQL allows; in memory, where every kept byte is resident and the
+ * database is always new, segments of 1 MB (an initdb choice) and 4 of them.
+ */
+const startParams = (inMemory) => [
+  ...PGlite.defaultStartParams,
+  '-c', 'shared_buffers=16MB',
+  '-c', `min_wal_size=${inMemory ? 4 : 32}MB`,
+  '-c', `max_wal_size=${inMemory ? 4 : 32}MB`,
+];
+const initDbStartParams = (inMemory) => (inMemory ? ['--wal-segsize=1'] : []);
+
+/**
+ * A single-user PostgreSQL (PGlite) has no checkpointer: nothing ends a WAL segment's life
+ * but an explicit CHECKPOINT, so without one the WAL grows by everything ever written (in
+ * memory, resident). One every CHECKPOINT_MS once something was written takes ~10 ms here.
+ */
+const CHECKPOINT_MS = 10_000;
+
+/**
+ * A new database is created by a process of its own that ends afterwards: PGlite's initdb
+ * runs a second PostgreSQL instance and copies its whole heap, several hundred MB that stay
+ * referenced (PGlite keeps the instance reachable) and, once freed, partly resident in the
+ * allocator's arenas; a thread that ends would still leave those. On disk the database is
+ * then simply there; in memory it comes back as a tarball of the fresh data directory.
+ */
+async function createInChild(dataDir) {
+  const tmp = dataDir ? null : mkdtempSync(path.join(tmpdir(), 'switchyard-pglite-'));
+  const tarball = tmp ? path.join(tmp, 'data.tar') : '';
+  try {
+    await new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), dataDir ?? '', tarball], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d) => {
+        if (err.length < 8000) err += d;
+      });
+      child.once('error', reject);
+      child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database failed (${code ?? signal}): ${err.trim().slice(-1000)}`))));
+    });
+    return tmp ? readFileSync(tarball) : null;
+  } finally {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The tarball as PGlite reads it (it only calls arrayBuffer()), without the copies a Blob
+ * would make: each would be 20 MB of garbage that an idle gateway never collects.
+ */
+function tarballBlob(buffer) {
+  const whole = buffer.byteOffset === 0 && buffer.buffer.byteLength === buffer.length;
+  return /** @type {Blob} */ (/** @type {unknown} */ ({ type: '', arrayBuffer: async () => (whole ? buffer.buffer : buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.length)) }));
+}
+
+/** The creating process: `node pglite-worker.mjs <data dir or ''> <tarball path when in memory>`. */
+async function createHere(dataDir, tarball) {
+  const db = await PGlite.create(dataDir || undefined, { startParams: startParams(!dataDir), initDbStartParams: initDbStartParams(!dataDir) });
+  if (tarball) writeFileSync(tarball, new Uint8Array(await (await db.dumpDataDir('none')).arrayBuffer()));
+  await db.close();
+}
+
 async function main() {
-  const db = await PGlite.create(workerData.dataDir);
+  const { dataDir } = workerData;
+  const fresh = !dataDir || !existsSync(path.join(dataDir, 'PG_VERSION'));
+  const tarball = fresh ? await createInChild(dataDir) : null;
+  const db = await PGlite.create(dataDir, { startParams: startParams(!dataDir), loadDataDir: tarball ? tarballBlob(tarball) : undefined });
 
   async function handle(msg) {
     switch (msg.op) {
@@ -96,7 +180,19 @@ async function main() {
     }
   }
 
+  let written = false;
+  const checkpoints = setInterval(() => {
+    // Not while a transaction of ours is open: the checkpoint would wait for its end anyway.
+    if (!written || transactions.size > 0 || db.closed) return;
+    written = false;
+    // A failed checkpoint leaves the WAL as it was; the next tick tries again.
+    db.exec('CHECKPOINT').catch(() => (written = true));
+  }, CHECKPOINT_MS);
+  checkpoints.unref();
+
   port.on('message', (msg) => {
+    if (msg.op === 'close') clearInterval(checkpoints);
+    else if (msg.op !== 'begin' && msg.op !== 'rollback') written = true;
     handle(msg).then(
       (result) => port.postMessage({ id: msg.id, ok: true, result }),
       (err) => port.postMessage({ id: msg.id, ok: false, error: errorOf(err) }),
@@ -105,4 +201,11 @@ async function main() {
   port.postMessage({ id: 0, ok: true, result: 'ready' });
 }
 
-main().catch((err) => port.postMessage({ id: 0, ok: false, error: errorOf(err) }));
+if (isMainThread) {
+  createHere(process.argv[2], process.argv[3]).catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+} else {
+  main().catch((err) => port.postMessage({ id: 0, ok: false, error: errorOf(err) }));
+}

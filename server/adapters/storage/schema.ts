@@ -33,6 +33,11 @@ export const accounts = pgTable('accounts', {
   softLimit: doublePrecision('soft_limit'),
   userLimit: integer('user_limit'),
   autoQuota: boolean('auto_quota').notNull().default(false),
+  /**
+   * Served cost the account's cards could not cover (a request costs more than its
+   * reservation and the balance): billed in full, carried here, and paid first by the next grant.
+   */
+  overdraft: credit('overdraft').notNull().default(0),
   rpm: integer('rpm'),
   rph: integer('rph'),
   rpd: integer('rpd'),
@@ -125,11 +130,10 @@ export const news = pgTable('news', {
 }, (t) => [index('news_target_idx').on(t.targetId), index('news_target_dna_idx').on(t.targetDna.op('text_pattern_ops'))]);
 
 /**
- * One row per proxied request that produced usage: an append-only log for audits. Nothing
- * on the request or bill path reads it (bills read usage_daily), so it carries no primary
- * key and no B-tree: on the embedded database those two cost as much as the rest of the
- * insert, on the two cores the proxy shares with it (see bench/). A BRIN index on
- * the time, nearly free to maintain on an append-only table, serves time-range audits.
+ * One row per proxied request that produced usage: an append-only log for audits and the
+ * per-request usage query. Partitioned by UTC day (migration 0005, state/usage/partitions.ts),
+ * so retention drops whole partitions. No bill reads it (bills read the rollups), so it has no
+ * primary key; a BRIN index on the time serves time-range audits.
  */
 export const usageRecords = pgTable('usage_records', {
   accountId: integer('account_id').notNull(),
@@ -144,8 +148,24 @@ export const usageRecords = pgTable('usage_records', {
   cached: integer('cached').notNull().default(0),
   creditUsed: credit('credit_used').notNull().default(0),
   status: text('status').notNull().default('ok'),
+  /** The proxied request this record bills (the x-request-id the client was answered with). */
+  requestId: text('request_id'),
   createdAt: createdAt(),
-}, (t) => [index('usage_records_time_brin').using('brin', t.createdAt)]);
+}, (t) => [
+  index('usage_records_time_brin').using('brin', t.createdAt),
+  // The per-request usage query (an account's recent requests): small per day partition.
+  index('usage_records_account_time_idx').on(t.accountId, t.createdAt),
+]);
+
+/**
+ * Usage batches already written: the recorder writes a batch in one transaction together with
+ * its row here, so a batch retried after a commit whose answer was lost is recognised and
+ * skipped (exactly once without a unique index on usage_records; see docs/decisions.md).
+ */
+export const usageBatches = pgTable('usage_batches', {
+  id: text('id').primaryKey(),
+  writtenAt: timestamp('written_at', { withTimezone: true }).notNull().defaultNow(),
+});
 
 /**
  * Daily per-account per-model aggregates, maintained as usage is recorded.
@@ -167,6 +187,44 @@ export const usageDaily = pgTable('usage_daily', {
   primaryKey({ columns: [t.accountId, t.day, t.model] }),
   index('usage_daily_dna_day_idx').on(t.dna.op('text_pattern_ops'), t.day),
 ]);
+
+/**
+ * Per-subtree daily rollups, maintained with usage_daily: for every account, its strict
+ * descendants' usage per UTC day and model (the account's own usage is in usage_daily). A
+ * subtree's bill reads days × models rows here, however many accounts the subtree holds.
+ * Usage counts for the ancestors the account had when it was recorded.
+ */
+export const usageSubtreeDaily = pgTable('usage_subtree_daily', {
+  ancestorId: integer('ancestor_id').notNull(),
+  day: date('day', { mode: 'string' }).notNull(),
+  model: text('model').notNull(),
+  requests: bigint('requests', { mode: 'number' }).notNull().default(0),
+  prompt: bigint('prompt', { mode: 'number' }).notNull().default(0),
+  completion: bigint('completion', { mode: 'number' }).notNull().default(0),
+  reasoning: bigint('reasoning', { mode: 'number' }).notNull().default(0),
+  cached: bigint('cached', { mode: 'number' }).notNull().default(0),
+  creditUsed: credit('credit_used').notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.ancestorId, t.day, t.model] })]);
+
+/**
+ * This database's identity, made once: usage journals (state/usage/journal.ts) are kept per
+ * database, so an instance never replays into a database what was recorded for another.
+ */
+export const databaseIdentity = pgTable('database_identity', {
+  one: boolean('one').primaryKey().default(true),
+  id: text('id').notNull(),
+}, (t) => [check('database_identity_one_row', sql`${t.one}`)]);
+
+/**
+ * Alerts raised once per period (SoftLimit reached this month, low balance until the next
+ * top-up): the primary key makes "once" hold across instances and restarts.
+ */
+export const accountAlerts = pgTable('account_alerts', {
+  accountId: integer('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+  kind: text('kind').notNull(),
+  period: text('period').notNull(),
+  raisedAt: timestamp('raised_at', { withTimezone: true }).notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.accountId, t.kind, t.period] })]);
 
 /** Credit cards: each grant expires; spending takes from the earliest-expiring first. */
 export const creditGrants = pgTable('credit_grants', {

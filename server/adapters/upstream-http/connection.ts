@@ -63,11 +63,12 @@ export class UpstreamCall implements ResponseController, ResponseEvents {
   }
 
   onHead(status: number, headers: ResponseHeaders): void {
-    this.conn!.bodyPhase(this.req.bodyTimeout);
+    this.conn!.bodyPhase(this.req.bodyTimeout, this.req.firstByteTimeout);
     this.handler.onResponseStart(this, status, headers);
   }
 
   onData(chunk: Buffer): void {
+    if (this.conn!.awaitingFirstByte) this.conn!.bodyPhase(this.req.bodyTimeout);
     (this.pieces ??= []).push(chunk);
   }
 
@@ -109,6 +110,10 @@ export class UpstreamConnection {
   private keepAliveMs: number;
   /** Responses completed on this connection. */
   private served = 0;
+  /** When the current request was written (for its first-byte deadline). */
+  private sentAt = 0;
+  /** The head arrived, no body yet, and the request has a first-byte deadline. */
+  awaitingFirstByte = false;
 
   constructor(private readonly owner: ConnectionOwner, first: UpstreamCall) {
     const o = owner.options;
@@ -148,8 +153,16 @@ export class UpstreamConnection {
     call?.error(err);
   }
 
-  bodyPhase(timeoutMs: number): void {
+  /** Arms the body's silence timer; with a first-byte deadline, the first piece must come before it. */
+  bodyPhase(timeoutMs: number, firstByteTimeoutMs?: number): void {
     this.phase = 'body';
+    if (firstByteTimeoutMs !== undefined && firstByteTimeoutMs > 0) {
+      this.awaitingFirstByte = true;
+      const left = firstByteTimeoutMs - (Date.now() - this.sentAt);
+      this.socket.setTimeout(Math.max(1, timeoutMs > 0 ? Math.min(left, timeoutMs) : left));
+      return;
+    }
+    this.awaitingFirstByte = false;
     this.socket.setTimeout(timeoutMs);
   }
 
@@ -181,6 +194,8 @@ export class UpstreamConnection {
       return;
     }
     this.phase = 'head';
+    this.sentAt = Date.now();
+    this.awaitingFirstByte = false;
     const s = this.socket;
     s.setTimeout(call.req.headersTimeout);
     if (bytes.length === 1) {
@@ -251,6 +266,9 @@ export class UpstreamConnection {
     }
     if (this.phase === 'head') {
       return this.fail(new UpstreamHttpError('UPSTREAM_HEADERS_TIMEOUT', `no response head from the upstream within ${seconds(call?.req.headersTimeout ?? 0)}`));
+    }
+    if (this.awaitingFirstByte) {
+      return this.fail(new UpstreamHttpError('UPSTREAM_FIRST_BYTE_TIMEOUT', `no response body from the upstream within ${seconds(call?.req.firstByteTimeout ?? 0)}`));
     }
     this.fail(new UpstreamHttpError('UPSTREAM_BODY_TIMEOUT', `the upstream sent nothing for ${seconds(call?.req.bodyTimeout ?? 0)}`));
   }

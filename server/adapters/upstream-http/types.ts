@@ -17,6 +17,11 @@ export interface UpstreamRequest {
   headersTimeout: number;
   /** Longest silence between two pieces of the body; 0: none. */
   bodyTimeout: number;
+  /**
+   * Longest wait, counted from when the request was written, for the first piece of the body
+   * (a stream's first event); unset: only headersTimeout, then bodyTimeout.
+   */
+  firstByteTimeout?: number;
 }
 
 /** What a handler may do with its request while the response arrives. */
@@ -44,6 +49,8 @@ export type UpstreamErrorCode =
   | 'UPSTREAM_CONNECT_TIMEOUT'
   | 'UPSTREAM_HEADERS_TIMEOUT'
   | 'UPSTREAM_BODY_TIMEOUT'
+  /** The head came but no body within the request's firstByteTimeout. */
+  | 'UPSTREAM_FIRST_BYTE_TIMEOUT'
   /** The connection failed or was closed by the upstream (the system error is in the message). */
   | 'UPSTREAM_SOCKET'
   /** The upstream broke HTTP/1.1. */
@@ -66,4 +73,4 @@ export class UpstreamHttpError extends Error {
   }
 }
 
-export const TIMEOUT_CODES: ReadonlySet<string> = new Set<UpstreamErrorCode>(['UPSTREAM_CONNECT_TIMEOUT', 'UPSTREAM_HEADERS_TIMEOUT', 'UPSTREAM_BODY_TIMEOUT']);
+export const TIMEOUT_CODES: ReadonlySet<string> = new Set<UpstreamErrorCode>(['UPSTREAM_CONNECT_TIMEOUT', 'UPSTREAM_HEADERS_TIMEOUT', 'UPSTREAM_BODY_TIMEOUT', 'UPSTREAM_FIRST_BYTE_TIMEOUT']);

@@ -62,8 +62,9 @@ describe('POST /x-users', () => {
       ModelMapper: 'fast=gpt-4o-mini', LevelMapper: 'gpt-4o*=3', ModelLimits: { 'gpt-4o': { rpm: 5, tpm: 1000 } },
     });
     const child = (await parent.client.post('/x-users', { ...fresh(), CreditGranted: 3 })).body.User;
+    // AutoQuota (inherited) makes the caps follow the credit granted: HardLimit 3, SoftLimit 80% of it.
     expect(child).toMatchObject({
-      ParentID: parent.id, DNA: `${parent.dna}${child.ID}.`, Rates: 1.5, Level: 3, RPM: 60, TPD: 100_000, HardLimit: 50, SoftLimit: 40,
+      ParentID: parent.id, DNA: `${parent.dna}${child.ID}.`, Rates: 1.5, Level: 3, RPM: 60, TPD: 100_000, HardLimit: 3, SoftLimit: 2.4,
       DailyLimit: 5, UserLimit: 10, AutoQuota: true, AllowModels: 'gpt-4o* claude-*', AllowIPs: '10.0.0.0/8', AllowLevels: '1 3',
       Resources: '/v1/chat/completions /v1/embeddings', ModelMapper: 'fast=gpt-4o-mini', LevelMapper: 'gpt-4o*=3', ModelLimits: { 'gpt-4o': { rpm: 5, tpm: 1000 } },
     });

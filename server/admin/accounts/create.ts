@@ -8,7 +8,7 @@ import { recordOperation } from '../../state/oplog/oplog';
 import { DEFAULT_CREDIT_DAYS, nextAccountId, type AccountDeps } from './deps';
 import { assertOwnerOnly, columnValues, inheritedFrom } from './fields';
 import { assertAvailable, rethrowUnique } from './unique';
-import { grant } from './transfer';
+import { autoQuotaAfterGrant, grant } from './transfer';
 import { accountViews, roundCredit } from './view';
 
 /**
@@ -46,6 +46,8 @@ export async function createAccount(d: AccountDeps, actor: Actor, input: Account
     // A new tenant starts from the defaults: Root's routing and ACL are Root's own business.
     const base = role === 'owner' ? {} : inheritedFrom(parent);
     const values = { ...base, ...columnValues(input, base, role === 'owner' ? null : parent, 'create') };
+    // AutoQuota: the caps follow the credit granted (an inherited HardLimit is not the account's quota).
+    if (values.autoQuota && amount > 0) Object.assign(values, autoQuotaAfterGrant(input.HardLimit ?? null, amount));
     const id = await nextAccountId(tx);
     const [row] = await tx.insert(accounts).values({
       ...values,
@@ -66,11 +68,12 @@ export async function createAccount(d: AccountDeps, actor: Actor, input: Account
       targetId: id,
       details: { name, email, dna: row.dna, role, credit_granted: amount, days: input.Days ?? DEFAULT_CREDIT_DAYS, parent_debited: transfer?.Debited ?? 0 },
     });
+    await d.changes.announce(tx, [{ k: 'credit', id: caller.id }]);
     return { row, transfer };
   }).catch(rethrowUnique({ name, email }));
 
-  // The parent's balance changed: the proxy's in-memory copy must be re-read.
-  d.cache.invalidateAccount(caller.id);
+  // The parent's balance changed: the proxy's in-memory copy must be re-read, on every instance.
+  await d.changes.apply([{ k: 'credit', id: caller.id }]);
   const [view] = await accountViews(d.db, [row], d.pendingCredit);
   return { Action: 'add', User: { ...view, SecretKey: key }, Transfer: transfer };
 }

@@ -8,6 +8,7 @@ import type { AccountDeps } from './deps';
 import { findAccount, parseSingleIdentifier, refuseSelf } from './identifiers';
 import { refundRemaining } from './transfer';
 import { toAccount } from './view';
+import type { Change } from '../../state/changes/change';
 
 /**
  * DELETE /x-users/{identifier}: refused while the account has subaccounts (nothing is ever
@@ -17,6 +18,7 @@ import { toAccount } from './view';
 export async function deleteAccount(d: AccountDeps, actor: Actor, identifier: string): Promise<AccountResult> {
   const { caller } = actor;
   const ident = parseSingleIdentifier(identifier);
+  let changes: Change[] = [];
   const { row, cards, transfer, hint } = await d.db.transaction(async (tx) => {
     const target = await findAccount(tx, caller, ident, { lock: true });
     refuseSelf(caller, target);
@@ -34,12 +36,15 @@ export async function deleteAccount(d: AccountDeps, actor: Actor, identifier: st
       targetId: target.id,
       details: { name: target.name, email: target.email, dna: target.dna, role: target.role, ...(transfer ? { credit: transfer } : {}) },
     });
+    // Its key stops working on every instance; a deleted Owner's tenant loses its keys and configuration.
+    changes = [{ k: 'account', id: target.id }];
+    if (transfer?.ToID) changes.push({ k: 'credit', id: transfer.ToID });
+    if (target.role === 'owner') changes.push({ k: 'provider-keys', owner: target.id }, { k: 'owner-config', owner: target.id });
+    await d.changes.announce(tx, changes);
     return { row: target, cards, transfer, hint: keyRows[0]?.hint ?? '' };
   });
 
-  d.cache.invalidateAccount(row.id);
-  if (transfer?.ToID) d.cache.invalidateAccount(transfer.ToID);
-  if (row.role === 'owner') await d.ownerRemoved(row.id);
+  await d.changes.apply(changes);
   // The answer shows the cards as they were when the account was deleted.
   return { Action: 'delete', User: toAccount(row, { cards, pending: 0, children: 0, keyHint: hint }), Transfer: transfer };
 }

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../adapters/storage/database';
-import type { AccountCache } from '../../state/accounts/account-cache';
+import type { Changes } from '../../state/changes/state-changes';
 import type { ManagePolicy } from '../auth/authorizer';
 import type { Tenancy } from '../../core/settings';
 
@@ -11,12 +11,11 @@ export interface AccountDeps {
   /** Least CreditGranted of a new user account (and the proxy's minimum balance). */
   userMinBalance: number;
   userApiBalance: number;
-  cache: AccountCache;
+  /** Announces a change inside its transaction and applies it to this instance's snapshots after commit. */
+  changes: Changes;
   policy: ManagePolicy;
   /** Usage recorded by the proxy but not yet deducted from the account's cards. */
   pendingCredit(accountId: number): number;
-  /** After an Owner account is deleted: drop what the gateway holds for its tenant. */
-  ownerRemoved(ownerId: number): Promise<void>;
 }
 
 /** Default validity of a credit card, in days (the reference's). */

@@ -6,7 +6,7 @@ import type { accounts } from '../../adapters/storage/schema';
 import type { AccountRow } from '../../state/accounts/account-cache';
 import { MapperError, parseLevelMapper, parseModelMapper } from '../../domain/mapping/mappers';
 import { applyModelLimitsChange, type ModelLimitMap } from '../../domain/mapping/model-limits';
-import { assertWithin, editList, type AclField } from '../../domain/access/acl-fields';
+import { assertWithin, editList, type AclField } from '../../domain/access/allow-lists';
 
 export type AccountValues = Partial<typeof accounts.$inferInsert>;
 type Input = AccountCreate | AccountPatch;

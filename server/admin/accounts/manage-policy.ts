@@ -1,5 +1,5 @@
 import type { Db } from '../../adapters/storage/database';
-import { balanceOf } from '../../state/credits/ledger';
+import { spendableOf } from '../../state/credits/ledger';
 import type { ManagePolicy } from '../auth/authorizer';
 import type { AccountRow } from '../../state/accounts/account-cache';
 
@@ -18,7 +18,7 @@ export class BalanceManagePolicy implements ManagePolicy {
   async check(a: AccountRow) {
     if (a.suspended) return { allowed: false, reason: 'This account is suspended' };
     if (a.role === 'root' || a.role === 'owner') return { allowed: true };
-    const balance = (await balanceOf(this.db, a.id)) - this.pendingCredit(a.id);
+    const balance = (await spendableOf(this.db, a.id)) - this.pendingCredit(a.id);
     if (balance < this.userApiBalance) {
       return { allowed: false, reason: `Manage permission needs a balance of at least ${this.userApiBalance} (this account has ${Math.max(balance, 0).toFixed(2)})` };
     }

@@ -5,7 +5,7 @@ import { ApiError, badRequest, conflict } from '../../../contract/errors';
 import { accountKeys, accounts } from '../../adapters/storage/schema';
 import { generateAccountKey, hashKey, hint, KEY_PATTERN } from '../../adapters/security/crypto';
 import { recordOperation } from '../../state/oplog/oplog';
-import { balanceOf } from '../../state/credits/ledger';
+import { spendableOf } from '../../state/credits/ledger';
 import type { AccountDeps } from './deps';
 import { rethrowUnique } from './unique';
 import { roundCredit } from './view';
@@ -17,7 +17,7 @@ export const rotateConfirmation = (now = new Date()) => `${now.toISOString().sli
  * POST /x-self: replaces the caller's key. A supplied key of the right form is used unless it
  * is the current one (a rotation must change the key); otherwise a key is generated. The old
  * key stops working at once: its rows go in the same transaction and the cache is dropped
- * right after the commit.
+ * right after the commit, here and (through the change feed) on every other instance.
  */
 export async function rotateSelf(d: AccountDeps, actor: Actor, input: SelfRotate): Promise<SelfRotateResult> {
   const { caller } = actor;
@@ -33,8 +33,9 @@ export async function rotateSelf(d: AccountDeps, actor: Actor, input: SelfRotate
     await tx.delete(accountKeys).where(eq(accountKeys.accountId, caller.id));
     await tx.insert(accountKeys).values({ accountId: caller.id, keyHash: hashKey(key), hint: hint(key) });
     await recordOperation(tx, actor, { action: 'rotate_self', targetId: caller.id, details: { key_hint: hint(key), supplied: supplied && !holder } });
+    await d.changes.announce(tx, [{ k: 'account', id: caller.id }]);
   }).catch(rethrowUnique({}));
-  d.cache.invalidateAccount(caller.id);
+  await d.changes.apply([{ k: 'account', id: caller.id }]);
   return {
     success: true,
     message: 'Self key rotated successfully',
@@ -46,7 +47,7 @@ export async function rotateSelf(d: AccountDeps, actor: Actor, input: SelfRotate
 export async function accountStatus(d: AccountDeps, { caller }: Actor): Promise<UserStatus> {
   const [row] = await d.db.select().from(accounts).where(eq(accounts.id, caller.id));
   if (!row) throw new ApiError(401, 'This account no longer exists', 'invalid_api_key');
-  const balance = await balanceOf(d.db, row.id);
+  const balance = await spendableOf(d.db, row.id);
   const verdict = await d.policy.check(row);
   return {
     object: 'user_status',
@@ -57,7 +58,7 @@ export async function accountStatus(d: AccountDeps, { caller }: Actor): Promise<
     alias: row.alias,
     manage: verdict.allowed,
     admin: row.role === 'root' || row.role === 'owner',
-    balance: roundCredit(Math.max(balance - d.pendingCredit(row.id), 0)),
+    balance: roundCredit(balance - d.pendingCredit(row.id)),
     user_api_balance: d.userApiBalance,
     user_min_balance: d.userMinBalance,
     suspended: row.suspended,

@@ -2,7 +2,7 @@ import type { CreditTransfer } from '../../../contract/accounts/schemas';
 import { ApiError } from '../../../contract/errors';
 import type { Tx } from '../../adapters/storage/database';
 import type { AccountRow } from '../../state/accounts/account-cache';
-import { activeGrants, balanceOf, deductCredit, grantCredit } from '../../state/credits/ledger';
+import { activeGrants, balanceOf, grantCredit, takeCredit } from '../../state/credits/ledger';
 import { DEFAULT_CREDIT_DAYS, type AccountDeps } from './deps';
 import { roundCredit } from './view';
 
@@ -20,7 +20,7 @@ const convert = (amount: number, from: Party, to: Party) => roundCredit((amount 
  * whole request back.
  */
 async function debitExactly(tx: Tx, d: AccountDeps, account: Party, amount: number, refusal: (available: number) => ApiError): Promise<void> {
-  const taken = await deductCredit(tx, account.id, amount);
+  const taken = await takeCredit(tx, account.id, amount);
   const left = await balanceOf(tx, account.id);
   const pending = d.pendingCredit(account.id);
   if (taken + 1e-9 < amount || left + 1e-9 < pending) {
@@ -46,6 +46,19 @@ export async function grant(tx: Tx, d: AccountDeps, payer: Party, target: Party,
   return { Kind: 'grant', FromID: isFunded(payer) ? payer.id : null, ToID: target.id, Debited: debited, Credited: amount };
 }
 
+/** A SoftLimit at this share of the HardLimit, as the reference fills them from CreditGranted. */
+export const AUTO_SOFT_SHARE = 0.8;
+
+/**
+ * AutoQuota: a grant of `amount` raises the HardLimit (monthly spend cap) by the amount and sets
+ * the SoftLimit (monthly alert) to 80% of the new HardLimit, so the caps follow the credit
+ * given. `hard` is the HardLimit the grant raises (null: none yet, i.e. 0).
+ */
+export function autoQuotaAfterGrant(hard: number | null | undefined, amount: number): { hardLimit: number; softLimit: number } {
+  const hardLimit = roundCredit(Math.max(hard ?? 0, 0) + amount);
+  return { hardLimit, softLimit: roundCredit(hardLimit * AUTO_SOFT_SHARE) };
+}
+
 /** Credit back to a funded parent on a new card, converted to the parent's Rates. */
 async function refundTo(tx: Tx, parent: Party | null, from: Party, amount: number, why: string): Promise<{ toId: number | null; credited: number }> {
   if (!parent || !isFunded(parent) || amount <= 0) return { toId: null, credited: 0 };
@@ -69,7 +82,7 @@ export async function takeBack(tx: Tx, d: AccountDeps, target: Party, parent: Pa
  */
 export async function refundRemaining(tx: Tx, d: AccountDeps, target: Party, parent: Party | null) {
   const cards = await activeGrants(tx, target.id);
-  const taken = await deductCredit(tx, target.id, Number.MAX_SAFE_INTEGER);
+  const taken = await takeCredit(tx, target.id, Number.MAX_SAFE_INTEGER);
   const remaining = roundCredit(Math.max(taken - d.pendingCredit(target.id), 0));
   if (remaining <= 0) return { cards, transfer: null };
   const { toId, credited } = await refundTo(tx, parent, target, remaining, 'refund from deleted account');

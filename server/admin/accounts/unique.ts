@@ -2,13 +2,7 @@ import { and, eq, ne, or, type SQL } from 'drizzle-orm';
 import { ApiError, conflict } from '../../../contract/errors';
 import type { Db, Tx } from '../../adapters/storage/database';
 import { accounts } from '../../adapters/storage/schema';
-import { causeWhere, PG_UNIQUE_VIOLATION } from '../../adapters/storage/errors';
-
-/** The constraint a unique violation names, on either driver (postgres.js or PGlite). */
-function violatedConstraint(err: unknown): string | null {
-  const e = causeWhere(err, (c) => c.code === PG_UNIQUE_VIOLATION);
-  return e ? String(e.constraint_name ?? e.constraint ?? '') : null;
-}
+import { uniqueViolationConstraint } from '../../adapters/storage/errors';
 
 const taken = (field: 'Name' | 'Email', value: string) =>
   conflict(`${field} "${value}" is already taken`, field === 'Name' ? 'duplicate_name' : 'duplicate_email');
@@ -20,7 +14,7 @@ const taken = (field: 'Name' | 'Email', value: string) =>
 export function rethrowUnique(values: { name?: string; email?: string }) {
   return (err: unknown): never => {
     if (err instanceof ApiError) throw err;
-    const constraint = violatedConstraint(err);
+    const constraint = uniqueViolationConstraint(err);
     if (constraint === null) throw err;
     if (constraint.includes('name') && values.name) throw taken('Name', values.name);
     if (constraint.includes('email') && values.email) throw taken('Email', values.email);

@@ -19,6 +19,18 @@ afterAll(async () => { await gw?.close(); });
 const view = async (id: number) => (await gw.root.get(`/x-users/${id}`)).body[0];
 
 describe('PUT/POST /x-users/{identifier}', () => {
+  it('AutoQuota: each grant raises HardLimit by the amount and sets SoftLimit to 80% of it', async () => {
+    const auto = await make(gw, gw.root, { CreditGranted: 10, AutoQuota: true });
+    expect(await view(auto.id)).toMatchObject({ HardLimit: 10, SoftLimit: 8, AutoQuota: true });
+    expect((await gw.root.put(`/x-users/${auto.id}`, { CreditGranted: 5 })).body.User).toMatchObject({ HardLimit: 15, SoftLimit: 12 });
+    // A HardLimit sent with the grant is the one the grant raises.
+    expect((await gw.root.put(`/x-users/${auto.id}`, { CreditGranted: 5, HardLimit: 40 })).body.User).toMatchObject({ HardLimit: 45, SoftLimit: 36 });
+    // A take-back or a change without credit leaves the caps alone.
+    expect((await gw.root.put(`/x-users/${auto.id}`, { CreditGranted: -1 })).body.User).toMatchObject({ HardLimit: 45, SoftLimit: 36 });
+    const manual = await make(gw, gw.root, { CreditGranted: 10, HardLimit: 20 });
+    expect((await gw.root.put(`/x-users/${manual.id}`, { CreditGranted: 5 })).body.User).toMatchObject({ HardLimit: 20, SoftLimit: null, AutoQuota: false });
+  });
+
   it('updates every field group, by PUT and by POST, and logs it', async () => {
     const target = await make(gw, gw.root, { CreditGranted: 5 });
     const { Name, Email } = fresh('renamed');

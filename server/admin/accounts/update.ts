@@ -13,8 +13,9 @@ import { DEFAULT_CREDIT_DAYS, type AccountDeps } from './deps';
 import { assertOwnerOnly, assertSelfUpdate, columnValues } from './fields';
 import { findAccount, parseSingleIdentifier } from './identifiers';
 import { assertAvailable, rethrowUnique } from './unique';
-import { grant, takeBack } from './transfer';
+import { autoQuotaAfterGrant, grant, takeBack } from './transfer';
 import { accountViews, roundCredit } from './view';
+import type { Change } from '../../state/changes/change';
 
 /**
  * A change of Role moves a subtree between tenants: only Root does it, only for its direct
@@ -70,8 +71,7 @@ export async function updateAccount(d: AccountDeps, actor: Actor, identifier: st
   if (patch.Days !== undefined && !(amount > 0)) throw badRequest('Days: applies to a positive CreditGranted (the validity of the new card)');
   const email = patch.Email?.toLowerCase();
 
-  const touched = new Set<number>();
-  let ownersMoved = false;
+  let changes: Change[] = [];
   const { row, transfer } = await d.db.transaction(async (tx) => {
     const target = await findAccount(tx, caller, ident, { lock: true });
     const self = target.id === caller.id;
@@ -85,6 +85,10 @@ export async function updateAccount(d: AccountDeps, actor: Actor, identifier: st
     // Tenants and Root are bounded by nobody; everyone else by the parent.
     const bound = role === 'user' && parent ? parent : null;
     const values = columnValues(patch, target, bound, 'update');
+    // AutoQuota: a grant raises HardLimit by the amount and puts SoftLimit at 80% of it.
+    if (amount > 0 && (values.autoQuota ?? target.autoQuota)) {
+      Object.assign(values, autoQuotaAfterGrant(values.hardLimit !== undefined ? values.hardLimit : target.hardLimit, amount));
+    }
     if (patch.Name !== undefined && patch.Name !== target.name) values.name = patch.Name;
     if (email !== undefined && email !== target.email) values.email = email;
     await assertAvailable(tx, newTenant ?? target.ownerId, { name: values.name, email: values.email }, target.id);
@@ -98,7 +102,6 @@ export async function updateAccount(d: AccountDeps, actor: Actor, identifier: st
     if (newTenant !== null) {
       values.role = patch.Role;
       await tx.update(accounts).set({ ownerId: newTenant }).where(inSubtree(accounts.dna, target.dna));
-      ownersMoved = true;
     }
     const [row] = await tx.update(accounts).set({ ...values, updatedAt: new Date() }).where(eq(accounts.id, target.id)).returning();
     await recordOperation(tx, actor, {
@@ -115,14 +118,15 @@ export async function updateAccount(d: AccountDeps, actor: Actor, identifier: st
         ...(transfer ? { credit: transfer } : {}),
       },
     });
-    for (const t of [transfer?.FromID, transfer?.ToID]) if (t) touched.add(t);
-    touched.add(target.id);
+    // A subtree that changed tenant is many accounts: every instance drops them all.
+    changes = newTenant !== null ? [{ k: 'accounts' }] : [{ k: 'account', id: target.id }];
+    for (const t of [transfer?.FromID, transfer?.ToID]) if (t) changes.push({ k: 'credit', id: t });
+    await d.changes.announce(tx, changes);
     return { row, transfer };
   }).catch(rethrowUnique({ name: patch.Name, email }));
 
   // After commit, so no request can cache the old row again.
-  if (ownersMoved) d.cache.invalidateAll();
-  else for (const id of touched) d.cache.invalidateAccount(id);
+  await d.changes.apply(changes);
   const [view] = await accountViews(d.db, [row], d.pendingCredit);
   return { Action: 'update', User: view, Transfer: transfer };
 }

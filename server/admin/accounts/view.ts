@@ -47,7 +47,8 @@ export function toAccount(a: AccountRow, x: ViewExtras): Account {
     Rates: a.rates,
     Status: a.status,
     Suspended: a.suspended,
-    Balance: roundCredit(Math.max(onCards - x.pending, 0)),
+    // Cards less overdraft (served cost they could not cover) less usage not yet deducted: negative while in debt.
+    Balance: roundCredit(onCards - Number(a.overdraft ?? 0) - x.pending),
     CreditBalance: x.cards.map(cardView),
     DailyLimit: a.dailyLimit,
     HardLimit: a.hardLimit,

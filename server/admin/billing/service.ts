@@ -4,10 +4,13 @@ import type { BillingService } from '../../../contract/billing/service';
 import type { BillInfo, BillQuery, DescendantBillInfo, DescendantBillQuery } from '../../../contract/billing/schemas';
 import { badRequest } from '../../../contract/errors';
 import type { Db } from '../../adapters/storage/database';
-import { accounts, usageDaily } from '../../adapters/storage/schema';
+import { accounts, usageDaily, usageSubtreeDaily } from '../../adapters/storage/schema';
 import { buildBill, buildUsageUsers, type AccountIdentity, type UsageSums } from './bill';
 import { resolvePeriod, type Period } from './period';
 import { resolveBillUser, scopeCondition, type BillScope } from './user-filter';
+import { readBillDays } from './rollups';
+import { FreshCache } from '../../core/fresh-cache';
+import { today } from './period';
 
 const total = (column: AnyColumn) => sql<number>`coalesce(sum(${column}), 0)`.mapWith(Number);
 const sums = {
@@ -20,13 +23,25 @@ const sums = {
 };
 
 /**
- * Bills read the daily aggregates only (usage_daily), never the raw records: the caller's own
- * bill through the (account, day, model) key, a subtree's through the DNA index.
+ * Bills read the rollups only, never the raw records: the caller's own bill through
+ * usage_daily's (account, day, model) key, a subtree's days through usage_subtree_daily
+ * (rollups.ts: days × models rows whatever the subtree's size).
  */
 export class Billing implements BillingService {
-  constructor(private readonly db: Db) {}
+  private readonly cache: FreshCache<DescendantBillInfo>;
+  private readonly own: FreshCache<BillInfo>;
 
-  async bill({ caller }: Actor, query: BillQuery): Promise<BillInfo> {
+  /** `usageVersion` moves whenever this instance writes usage (the recorder's committed batches). */
+  constructor(private readonly db: Db, usageVersion: () => number = () => 0) {
+    this.cache = new FreshCache(usageVersion);
+    this.own = new FreshCache(usageVersion, 1000, 1024);
+  }
+
+  bill(actor: Actor, query: BillQuery): Promise<BillInfo> {
+    return this.own.get(JSON.stringify([actor.caller.id, today(), query]), () => this.computeBill(actor, query));
+  }
+
+  private async computeBill({ caller }: Actor, query: BillQuery): Promise<BillInfo> {
     const period = resolvePeriod(query);
     const rows = await this.db.select({
       day: usageDaily.day, model: usageDaily.model,
@@ -37,13 +52,18 @@ export class Billing implements BillingService {
     return buildBill(period, rows.map((r) => ({ ...r, credit: Number(r.credit) })));
   }
 
-  async descendants({ caller }: Actor, query: DescendantBillQuery): Promise<DescendantBillInfo> {
+  descendants(actor: Actor, query: DescendantBillQuery): Promise<DescendantBillInfo> {
+    // "today" is part of the key: a bill asked for by days or without dates moves at midnight UTC.
+    return this.cache.get(JSON.stringify([actor.caller.id, today(), query]), () => this.computeDescendants(actor, query));
+  }
+
+  private async computeDescendants({ caller }: Actor, query: DescendantBillQuery): Promise<DescendantBillInfo> {
     const { user, u, ...dates } = query;
     if (user !== undefined && u !== undefined) throw badRequest('user and u: send only one of user, u');
     const period = resolvePeriod(dates);
     const who = user ?? u;
     const scope: BillScope = who === undefined ? { kind: 'all' } : await resolveBillUser(this.db, caller, who);
-    const { byDay, byAccount } = await this.subtreeSums(scopeCondition(caller, scope), period);
+    const [byDay, byAccount] = await Promise.all([readBillDays(this.db, caller, scope, period), this.accountSums(scopeCondition(caller, scope), period)]);
     const ids = [...new Set(byAccount.map((r) => r.accountId))];
     const identities = new Map<number, AccountIdentity>();
     if (ids.length) {
@@ -54,18 +74,11 @@ export class Billing implements BillingService {
     return { ...buildBill(period, byDay), usage_users: buildUsageUsers(byAccount, identities) };
   }
 
-  /** One scan of the subtree's aggregates, summed both per (day, model) and per (account, model). */
-  private async subtreeSums(scope: SQL, period: Period) {
-    const rows = await this.db.select({ day: usageDaily.day, accountId: usageDaily.accountId, model: usageDaily.model, ...sums })
+  /** usage_users: per (account, model) totals of the period (per-account rows of usage_daily; the only read that grows with accounts). */
+  private async accountSums(scope: SQL, period: Period): Promise<(UsageSums & { accountId: number; model: string })[]> {
+    return this.db.select({ accountId: usageDaily.accountId, model: usageDaily.model, ...sums })
       .from(usageDaily)
       .where(and(scope, between(usageDaily.day, period.start, period.end)))
-      .groupBy(sql`grouping sets ((${usageDaily.day}, ${usageDaily.model}), (${usageDaily.accountId}, ${usageDaily.model}))`);
-    const byDay: (UsageSums & { day: string; model: string })[] = [];
-    const byAccount: (UsageSums & { accountId: number; model: string })[] = [];
-    for (const r of rows) {
-      if (r.day !== null) byDay.push({ ...r, day: r.day });
-      else if (r.accountId !== null) byAccount.push({ ...r, accountId: r.accountId });
-    }
-    return { byDay, byAccount };
+      .groupBy(usageDaily.accountId, usageDaily.model);
   }
 }

@@ -16,7 +16,7 @@ describe('/x-config', () => {
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
     expect(r.body.oid).toBe(1);
-    expect(Object.keys(r.body.configs).sort()).toEqual(['EMAIL_AUTH', 'EMAIL_PORT', 'EMAIL_SMTP', 'LEVEL_MAPPER', 'MODEL_FAILOVER', 'MODEL_LIMITS', 'MODEL_MAPPER', 'PRICING', 'RESOURCES', 'SWITCH_OVER', 'XAI_MAIL']);
+    expect(Object.keys(r.body.configs).sort()).toEqual(['EMAIL_AUTH', 'EMAIL_PORT', 'EMAIL_SMTP', 'LEVEL_MAPPER', 'MODEL_FAILOVER', 'MODEL_LIMITS', 'MODEL_MAPPER', 'PRICING', 'RESOURCES', 'SWITCH_OVER', 'UNPRICED_MODEL_POLICY', 'XAI_MAIL']);
     expect(Object.values(r.body.configs).every((v) => v === '')).toBe(true);
   });
 

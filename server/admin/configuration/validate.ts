@@ -1,8 +1,10 @@
 import type { ConfigKey } from '../../../contract/config/schemas';
 import { badRequest } from '../../../contract/errors';
-import { MapperError, parseLevelMapper, parseModelFailover, parseModelMapper, parseResources, parseSwitchOver } from '../../domain/mapping/mappers';
+import { MapperError, parseLevelMapper, parseModelFailover, parseModelMapper, parseSwitchOver } from '../../domain/mapping/mappers';
+import { parseResourcePaths } from '../../domain/access/allow-lists';
 import { parseModelLimitsJson } from '../../domain/mapping/model-limits';
 import { parsePricing } from '../../domain/pricing/overrides';
+import { parseUnpricedPolicy } from '../../domain/pricing/unpriced-policy';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const HOST = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -12,9 +14,10 @@ const validators: Record<ConfigKey, (v: string) => void> = {
   MODEL_FAILOVER: (v) => parseModelFailover(v),
   LEVEL_MAPPER: (v) => parseLevelMapper(v),
   SWITCH_OVER: (v) => parseSwitchOver(v),
-  RESOURCES: (v) => parseResources(v),
+  RESOURCES: (v) => parseResourcePaths(v),
   MODEL_LIMITS: (v) => parseModelLimitsJson(v),
   PRICING: (v) => parsePricing(v),
+  UNPRICED_MODEL_POLICY: (v) => parseUnpricedPolicy(v),
   XAI_MAIL: (v) => { if (!EMAIL.test(v)) throw new MapperError('XAI_MAIL: must be an email address'); },
   EMAIL_AUTH: (v) => { if (!EMAIL.test(v)) throw new MapperError('EMAIL_AUTH: must be an email address'); },
   EMAIL_SMTP: (v) => { if (!HOST.test(v)) throw new MapperError('EMAIL_SMTP: must be a host name or address'); },

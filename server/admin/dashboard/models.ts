@@ -3,19 +3,9 @@ import type { OwnerRouting } from '../../state/owner-config/store';
 import { DEFAULT_CHAT_PRICES } from '../../domain/pricing/default-prices';
 import { parseModelMapper, type PatternEntry } from '../../domain/mapping/mappers';
 import { parseAllowModels } from '../../domain/access/allow-lists';
+import { familyOfModel } from '../../domain/providers/families';
 
-const FAMILIES: [RegExp, string][] = [
-  [/^(gpt-|o\d|chatgpt-|text-embedding-3|text-embedding-ada|dall-e|whisper|tts-|omni-moderation|davinci|babbage)/, 'openai'],
-  [/^claude/, 'anthropic'],
-  [/^(gemini|gemma|text-embedding-004|imagen)/, 'google'],
-  [/^deepseek/, 'deepseek'],
-  [/^(mistral|codestral|ministral|pixtral|magistral)/, 'mistral'],
-  [/^grok/, 'xai'],
-  [/^(command|embed-|rerank-)/, 'cohere'],
-  [/^sonar/, 'perplexity'],
-];
-
-const familyOf = (model: string) => FAMILIES.find(([re]) => re.test(model))?.[1];
+const familyOf = (model: string) => familyOfModel(model)?.name;
 const exact = (p: string) => !p.includes('*');
 
 /**

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt } from 'drizzle-orm';
 import type { Actor } from '../../../contract/services';
 import type { DashboardService } from '../../../contract/dashboard/service';
-import type { LogQuery, UserLive } from '../../../contract/dashboard/schemas';
+import type { LogQuery, RequestQuery, UserLive } from '../../../contract/dashboard/schemas';
 import { ApiError } from '../../../contract/errors';
 import type { Db } from '../../adapters/storage/database';
 import { accounts, creditGrants } from '../../adapters/storage/schema';
@@ -12,13 +12,26 @@ import type { UsageSink } from '../../domain/usage/types';
 import { findAccount, parseSingleIdentifier } from '../accounts/identifiers';
 import { asUserParam } from '../billing/user-filter';
 import { liveUsage, toUserInfo } from './user-info';
+import { FreshCache } from '../../core/fresh-cache';
+import { today } from '../billing/period';
 import { readLogs } from './logs';
+import { readRequests } from './requests';
 import { visibleModels } from './models';
 
 type Card = typeof creditGrants.$inferSelect;
 
 export class Dashboard implements DashboardService {
-  constructor(private readonly db: Db, private readonly usage: UsageSink, private readonly config: OwnerConfigStore) {}
+  /** Today's and this month's usage per account, shared by polls within a second (see FreshCache). */
+  private readonly live$: FreshCache<Awaited<ReturnType<typeof liveUsage>>>;
+
+  /** `usageVersion` moves whenever this instance writes usage (the recorder's committed batches). */
+  constructor(private readonly db: Db, private readonly usage: UsageSink, private readonly config: OwnerConfigStore, usageVersion: () => number = () => 0) {
+    this.live$ = new FreshCache(usageVersion, 1000, 4096);
+  }
+
+  private liveUsage(accountId: number) {
+    return this.live$.get(`${accountId}|${today()}`, () => liveUsage(this.db, accountId));
+  }
 
   private async account(id: number): Promise<AccountRow> {
     const [row] = await this.db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
@@ -42,12 +55,16 @@ export class Dashboard implements DashboardService {
   }
 
   async live({ caller }: Actor): Promise<UserLive> {
-    const [{ row, cards }, usage] = await Promise.all([this.withCards(caller.id), liveUsage(this.db, caller.id)]);
+    const [{ row, cards }, usage] = await Promise.all([this.withCards(caller.id), this.liveUsage(caller.id)]);
     return { ...toUserInfo(row, cards, this.usage.pendingCredit(row.id)), ...usage };
   }
 
   logs({ caller }: Actor, query: LogQuery) {
     return readLogs(this.db, caller, query);
+  }
+
+  requests({ caller }: Actor, query: RequestQuery) {
+    return readRequests(this.db, caller, query);
   }
 
   async models({ caller }: Actor) {
@@ -58,7 +75,7 @@ export class Dashboard implements DashboardService {
   /** The Owner's own tree only (itself included); any other account is 404, as if it did not exist. */
   async userInfo({ caller }: Actor, user: string): Promise<UserLive> {
     const row = await findAccount(this.db, caller, asUserParam(() => parseSingleIdentifier(user, 'user')), { param: 'user' });
-    const [cards, usage] = await Promise.all([activeGrants(this.db, row.id), liveUsage(this.db, row.id)]);
+    const [cards, usage] = await Promise.all([activeGrants(this.db, row.id), this.liveUsage(row.id)]);
     return { ...toUserInfo(row, cards, this.usage.pendingCredit(row.id)), ...usage };
   }
 }

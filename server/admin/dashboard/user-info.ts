@@ -29,8 +29,9 @@ export function toUserInfo(a: AccountRow, cards: Card[], pendingCredit: number):
     factor: a.factor,
     status: a.status,
     suspended: a.suspended,
-    // Usage already recorded but still in the write buffer is spent money.
-    balance: credit(Math.max(onCards - pendingCredit, 0)),
+    // Usage already recorded but still in the write buffer is spent money, and so is served
+    // cost the cards could not cover (overdraft): negative while the account owes.
+    balance: credit(onCards - a.overdraft - pendingCredit),
     credit_balance: cards.map((c) => ({
       amount: credit(c.amount), balance: credit(c.balance), granted_at: c.grantedAt.toISOString(), expires_at: c.expiresAt.toISOString(), reference: c.reference,
     })),

@@ -11,6 +11,8 @@ import { PURPOSE, hint, type Vault } from '../../adapters/security/crypto';
 import { recordOperation } from '../../state/oplog/oplog';
 import type { KeyPool } from '../../state/provider-keys/key-pool';
 import type { OwnerConfigStore } from '../../state/owner-config/store';
+import type { Change } from '../../state/changes/change';
+import type { Changes } from '../../state/changes/state-changes';
 import { formatEntries, parseLevelMapper } from '../../domain/mapping/mappers';
 import { modelFamilyOf, normalizeProvider, toProviderKey, type ProviderKeyRow } from './view';
 import { pageOf } from '../../adapters/storage/paging';
@@ -21,6 +23,7 @@ export class ProviderKeys implements ProviderKeyService {
     private readonly vault: Vault,
     private readonly pool: KeyPool,
     private readonly config: OwnerConfigStore,
+    private readonly changes: Changes,
   ) {}
 
   private view = (row: ProviderKeyRow) => toProviderKey(row, this.pool.sleepingUntil(row.id));
@@ -61,6 +64,7 @@ export class ProviderKeys implements ProviderKeyService {
     const { config, privateKey } = splitConfig(input.config ?? { provider_type: 'standard' });
     const level = input.Level ?? 1;
     let added: string | null = null;
+    const changed: Change[] = [{ k: 'provider-keys', owner: ownerId }];
     const row = await this.db.transaction(async (tx) => {
       const [row] = await tx.insert(providerKeys).values({
         ownerId,
@@ -80,10 +84,11 @@ export class ProviderKeys implements ProviderKeyService {
         targetId: ownerId,
         details: { key: row.id, name: row.name, level, provider, status: row.status, provider_type: config.provider_type, level_mapper_added: added },
       });
+      if (added) changed.push({ k: 'owner-config', owner: ownerId });
+      await this.changes.announce(tx, changed);
       return row;
     });
-    if (added) await this.config.refresh(ownerId);
-    await this.pool.reload(ownerId);
+    await this.changes.apply(changed);
     return { Action: 'add', Key: this.view(row), LevelMapper: added };
   }
 
@@ -108,6 +113,9 @@ export class ProviderKeys implements ProviderKeyService {
     if (Object.keys(patch).length === 0) throw badRequest('Nothing to update: send at least one of Name, Level, Provider, SecretKey, Status, config');
     const ownerId = actor.caller.ownerId;
     if (!storedId(id)) throw notFound(`Provider key ${id} not found`);
+    // Re-enabled by hand or given a new secret: a key sleeping after a 429 wakes on every instance.
+    const wake = patch.Status === true || patch.SecretKey !== undefined;
+    const keysChanged: Change[] = [{ k: 'provider-keys', owner: ownerId, ...(wake ? { wake: id } : {}) }];
     const row = await this.db.transaction(async (tx) => {
       const [current] = await tx.select().from(providerKeys).where(and(eq(providerKeys.id, id), eq(providerKeys.ownerId, ownerId))).for('update');
       if (!current) throw notFound(`Provider key ${id} not found`);
@@ -134,10 +142,10 @@ export class ProviderKeys implements ProviderKeyService {
       const [row] = await tx.update(providerKeys).set(set).where(eq(providerKeys.id, id)).returning();
       const changed = Object.keys(patch).map((k) => (k === 'SecretKey' ? 'SecretKey(changed)' : k));
       await recordOperation(tx, actor, { action: 'update_key', targetId: ownerId, details: { key: id, fields: changed, status: row.status, level: row.level } });
+      await this.changes.announce(tx, keysChanged);
       return row;
     });
-    if (patch.Status === true || patch.SecretKey !== undefined) this.pool.wake(id);
-    await this.pool.reload(ownerId);
+    await this.changes.apply(keysChanged);
     return { Action: 'update', Key: this.view(row), LevelMapper: null };
   }
 
@@ -148,9 +156,10 @@ export class ProviderKeys implements ProviderKeyService {
       const [row] = await tx.delete(providerKeys).where(and(eq(providerKeys.id, id), eq(providerKeys.ownerId, ownerId))).returning();
       if (!row) throw notFound(`Provider key ${id} not found`);
       await recordOperation(tx, actor, { action: 'delete_key', targetId: ownerId, details: { key: id, name: row.name, level: row.level, provider: row.provider } });
+      await this.changes.announce(tx, [{ k: 'provider-keys', owner: ownerId }]);
       return row;
     });
-    await this.pool.reload(ownerId);
+    await this.changes.apply([{ k: 'provider-keys', owner: ownerId }]);
     return { Action: 'delete', Key: this.view(row), LevelMapper: null };
   }
 }

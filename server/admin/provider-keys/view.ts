@@ -1,5 +1,6 @@
 import type { ProviderKey } from '../../../contract/keys/schemas';
 import type { providerKeys } from '../../adapters/storage/schema';
+import { familyOfHost } from '../../domain/providers/families';
 
 export type ProviderKeyRow = typeof providerKeys.$inferSelect;
 
@@ -29,19 +30,7 @@ export function normalizeProvider(url: string): { provider: string; host: string
   return { provider: url.replace(/\/+$/, ''), host: u.host.toLowerCase() };
 }
 
-/** The model family a standard provider serves first, for the automatic LEVEL_MAPPER entry. */
-const FAMILIES: [RegExp, string][] = [
-  [/(^|\.)openai\.com$/, 'gpt-*'],
-  [/(^|\.)anthropic\.com$/, 'claude-*'],
-  [/(^|\.)googleapis\.com$/, 'gemini-*'],
-  [/(^|\.)deepseek\.com$/, 'deepseek-*'],
-  [/(^|\.)mistral\.ai$/, 'mistral-*'],
-  [/(^|\.)x\.ai$/, 'grok-*'],
-  [/(^|\.)cohere\.(com|ai)$/, 'command-*'],
-  [/(^|\.)perplexity\.ai$/, 'sonar*'],
-];
-
+/** The LEVEL_MAPPER pattern of the provider family at `host`, added when its first key is. */
 export function modelFamilyOf(host: string): string | undefined {
-  const bare = host.replace(/:\d+$/, '');
-  return FAMILIES.find(([re]) => re.test(bare))?.[1];
+  return familyOfHost(host)?.levelPattern;
 }

@@ -38,6 +38,11 @@ describe('body intake on a bare uWS app', () => {
     app.post('/optional', post('/optional', { required: false }));
     app.post('/required', post('/required', { required: true }));
     app.post('/stored', post('/stored', { required: false, storableText: true }));
+    // A route with an error format of its own (as /v1/messages has).
+    app.post('/shaped', (res, req) => {
+      const ex = new Exchange(res, req, 1024, undefined, (status, message, code) => JSON.stringify({ type: 'error', error: { status, message, code } }));
+      readJsonObject(ex, { required: false }).then((body) => { if (body.ok) ex.sendJson(200, {}); });
+    });
     // Answers before it reads (as the proxy's 401 does): the body must not be left rejected.
     app.post('/early', (res, req) => {
       const ex = new Exchange(res, req, 1024);
@@ -133,5 +138,28 @@ describe('body intake on a bare uWS app', () => {
         expect(json(r).error.code).toBe('unsupported_transfer_encoding');
       }
     }
+  });
+
+  it('refuses Content-Length lines that disagree with 400 before reading, in either order, and takes equal ones as one', async () => {
+    const body = '{"a":"b"}';
+    const head = (lengths: number[]) => `POST /optional HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${lengths.map((n) => `Content-Length: ${n}\r\n`).join('')}\r\n`;
+    for (const lengths of [[body.length, 3], [3, body.length], [body.length, body.length + 100]]) {
+      const before = settled.length;
+      const r = await rawRequest(listen.port, head(lengths) + body);
+      expect(status(r), String(lengths)).toBe(400);
+      expect(r).toMatch(/^connection: close\r$/im);
+      expect(json(r).error).toEqual({ message: 'The request has Content-Length headers with different values; send one', type: 'invalid_request_error', code: 'conflicting_content_length' });
+      // Only the intake's own answer: the handler saw a refusal, not a body.
+      expect(settled.slice(before).every((b) => !b.ok)).toBe(true);
+    }
+    const same = await rawRequest(listen.port, head([body.length, body.length]).replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nConnection: close\r\n') + body);
+    expect(json(same)).toEqual({ path: '/optional', value: { a: 'b' }, bytes: body.length });
+  });
+
+  it("gives the intake's own refusals in the route's error format", async () => {
+    const te = await rawRequest(listen.port, 'POST /shaped HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: identity\r\n\r\n{}');
+    expect([status(te), json(te)]).toEqual([400, { type: 'error', error: { status: 400, message: expect.stringContaining('identity'), code: 'unsupported_transfer_encoding' } }]);
+    const cl = await rawRequest(listen.port, 'POST /shaped HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}');
+    expect(json(cl).error.code).toBe('conflicting_content_length');
   });
 });

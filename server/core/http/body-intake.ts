@@ -7,7 +7,7 @@
  * reads the body (the proxy's 401) leaves no rejection unobserved, and whoever awaits a body
  * the client abandoned half-way still finishes.
  */
-import { errorEnvelope, type Exchange } from './exchange';
+import type { Exchange } from './exchange';
 import { unstorableField } from './storable-text';
 
 export interface BodyRefusal { status: number; code: string; message: string }
@@ -48,9 +48,10 @@ const NOT_AN_OBJECT = refused(400, 'invalid_request', 'body: must be a JSON obje
  */
 export function startBody(ex: Exchange): Promise<RawBody> {
   const h = ex.headers;
+  if (ex.conflictingLength) return refuseFraming(ex, 'conflicting_content_length', 'The request has Content-Length headers with different values; send one');
   const te = h['transfer-encoding'];
   if (te !== undefined) {
-    if (te.trim().toLowerCase() !== 'chunked') return refuseTransferCoding(ex, te);
+    if (te.trim().toLowerCase() !== 'chunked') return refuseFraming(ex, 'unsupported_transfer_encoding', `Transfer-Encoding "${te.slice(0, 100)}" is not supported; send the body with Content-Length or Transfer-Encoding: chunked`);
   } else {
     const len = h['content-length'];
     if (len === undefined || len === '0') return NO_BODY;
@@ -88,20 +89,20 @@ export function startBody(ex: Exchange): Promise<RawBody> {
 function ignore(): void {}
 
 /**
- * uWS frames a request with any Transfer-Encoding as chunked, so `identity` (or `gzip,
- * chunked`, which would reach us still compressed) cannot be read; RFC 9112 §6.1 asks for a
- * 400 and a closed connection. The answer must leave before the handler returns: when body
- * bytes came with the head, uWS fails to parse them as chunks right after, answers its own
- * HTML 400 and closes, dropping whatever still sits in its 16 KiB cork buffer. An answer
- * larger than that buffer is written straight to the socket, so the envelope is padded with
- * JSON whitespace past it (a rare answer; the bytes are the price of a readable reason).
+ * A request whose body cannot be framed is refused with 400 and a closed connection (RFC
+ * 9112 §6.1 and §6.3): a Transfer-Encoding other than chunked (uWS frames any as chunked, so
+ * `identity`, or `gzip, chunked` still compressed, cannot be read) and Content-Length lines
+ * that disagree (uWS frames by the first). The answer must leave before the handler returns:
+ * when the bytes after the head do not parse as uWS frames them, uWS answers its own HTML
+ * page and closes right after, dropping whatever still sits in its 16 KiB cork buffer. An
+ * answer larger than that buffer is written straight to the socket, so the body is padded
+ * with JSON whitespace past it (a rare answer; the bytes are the price of a readable reason).
+ * It is in the route's error format (`ex.errorBody`), as the route's other refusals are.
  */
-function refuseTransferCoding(ex: Exchange, te: string): Promise<RawBody> {
-  const refusal = refused(400, 'unsupported_transfer_encoding', `Transfer-Encoding "${te.slice(0, 100)}" is not supported; send the body with Content-Length or Transfer-Encoding: chunked`);
+function refuseFraming(ex: Exchange, code: string, message: string): Promise<RawBody> {
   ex.res.onData(ignore);
-  const { status, message, code } = refusal.refusal;
-  ex.send(status, { 'content-type': 'application/json' }, JSON.stringify(errorEnvelope(status, message, code)) + PAST_CORK_BUFFER, true);
-  return Promise.resolve(refusal);
+  ex.send(400, { 'content-type': 'application/json' }, ex.errorBody(400, message, code) + PAST_CORK_BUFFER, true);
+  return Promise.resolve(refused(400, code, message));
 }
 
 const PAST_CORK_BUFFER = '\n' + ' '.repeat(16 * 1024);
@@ -110,7 +111,8 @@ const PAST_CORK_BUFFER = '\n' + ' '.repeat(16 * 1024);
  * The body as a JSON object, or why not: 413 body_too_large, 415 unsupported_media_type
  * (a non-empty body whose content-type is not application/json), 400 invalid_json, 400
  * invalid_request (not an object; empty when required; with `storableText`, a NUL or lone
- * surrogate, naming the field), 400 unsupported_transfer_encoding, or `gone`.
+ * surrogate, naming the field), 400 unsupported_transfer_encoding or conflicting_content_length
+ * (already answered, see refuseFraming), or `gone`.
  */
 export function readJsonObject(ex: Exchange, opts: JsonBodyOptions): Promise<JsonBody> {
   return ex.body().then((body) => (body.ok ? jsonObjectOf(ex, body.raw, opts) : body));

@@ -4,6 +4,24 @@ import { startBody, type RawBody } from './body-intake';
 
 const decoder = new TextDecoder();
 
+/** The body of an error answer: the gateway envelope unless a route speaks another format (Anthropic's on /v1/messages). */
+export type ErrorBody = (status: number, message: string, code: string) => string;
+
+export const envelopeBody: ErrorBody = (status, message, code) => JSON.stringify(errorEnvelope(status, message, code));
+
+/** Where a stamp writes its headers (a uWS response is one). */
+export interface HeadWriter {
+  writeHeader(name: string, value: string): unknown;
+}
+
+/**
+ * Headers a route adds to whatever answer goes out, written as the head is (request ID, the
+ * gateway's own time), whichever way the answer is sent: whole, relayed or streamed.
+ */
+export interface ResponseStamp {
+  stampHead(status: number, head: HeadWriter): void;
+}
+
 /**
  * One HTTP request/response pair on uWS. Everything is read from the HttpRequest up front,
  * because uWS invalidates it as soon as the handler returns or awaits.
@@ -13,30 +31,46 @@ export class Exchange {
   readonly path: string;
   readonly query: string;
   readonly headers: Record<string, string> = {};
+  /**
+   * The request's Content-Length lines disagree. uWS frames the body by the first line and
+   * never says there was another; RFC 9112 §6.3 makes such a message invalid (a front proxy
+   * that framed it by the other line would see a different request: smuggling).
+   */
+  readonly conflictingLength: boolean = false;
   private remoteIp: string | undefined;
   aborted = false;
   finished = false;
+  /** Written into the head of the answer, whichever it is. */
+  stamp: ResponseStamp | null = null;
   private abortListeners: (() => void)[] = [];
   private readonly bodyRead: Promise<RawBody>;
 
   /**
-   * `headerNames` (lower case) limits the headers read to those the route uses: a hot route
-   * then skips copying every header a client SDK sends. A repeated header keeps its first value.
+   * `headerNames` (lower case) limits the headers kept to those the route uses: a hot route
+   * then skips copying every header a client SDK sends. A repeated header's values are joined
+   * with `, ` (RFC 9110 §5.3). `errorBody` shapes the answers the intake gives by itself.
    */
-  constructor(readonly res: HttpResponse, req: HttpRequest, readonly maxBodyBytes: number, headerNames?: readonly string[]) {
+  constructor(readonly res: HttpResponse, req: HttpRequest, readonly maxBodyBytes: number, headerNames?: readonly string[], readonly errorBody: ErrorBody = envelopeBody) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
-    if (headerNames) {
-      for (const name of headerNames) {
-        const v = req.getHeader(name);
-        if (v !== '') this.headers[name] = v;
+    const keep = headerNames ? wanted(headerNames) : undefined;
+    const h = this.headers;
+    let length: string | undefined;
+    let conflict = false;
+    // Every line, even on the hot path: only forEach sees a second Content-Length.
+    req.forEach((k, v) => {
+      if (k === 'content-length') {
+        if (length === undefined) length = v;
+        else if (v !== length) conflict = true;
+        // Equal repeats are one value (RFC 9112 §6.3 lets a recipient take it).
+        h[k] = length;
+        return;
       }
-    } else {
-      req.forEach((k, v) => {
-        this.headers[k] = this.headers[k] === undefined ? v : `${this.headers[k]}, ${v}`;
-      });
-    }
+      if (keep && !keep.has(k)) return;
+      h[k] = h[k] === undefined ? v : `${h[k]}, ${v}`;
+    });
+    this.conflictingLength = conflict;
     res.onAborted(() => {
       this.aborted = true;
       for (const l of this.abortListeners) l();
@@ -77,6 +111,7 @@ export class Exchange {
     this.finished = true;
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
+      this.stamp?.stampHead(status, this.res);
       for (const k in headers) this.res.writeHeader(k, headers[k]);
       if (this.method === 'HEAD') endHead(this.res, typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, closeConnection);
       else this.res.end(body, closeConnection);
@@ -90,6 +125,14 @@ export class Exchange {
   sendError(status: number, message: string, code?: string, headers: Record<string, string> = {}, closeConnection = false): void {
     this.sendJson(status, errorEnvelope(status, message, code), headers, closeConnection);
   }
+}
+
+const wantedSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+/** The route's header names as a set, made once per list. */
+function wanted(names: readonly string[]): ReadonlySet<string> {
+  let set = wantedSets.get(names);
+  if (!set) wantedSets.set(names, (set = new Set(names)));
+  return set;
 }
 
 /**

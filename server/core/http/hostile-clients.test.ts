@@ -61,7 +61,10 @@ describe('a gateway process', () => {
     // uWS's own default (4 KiB) would refuse this one; the gateway sets 16 KiB.
     expect(status(await send(inPieces(head(8 * 1024))))).toBe(200);
     expect(status(await send(inPieces(head(20 * 1024))))).toBe(431);
-    expect(status(await send([head(600 * 1024)]))).toBe(431);
+    // Sent whole, a head far over the limit gets 431, or uWS resets the connection while the
+    // client is still writing and the reset overtakes the 431 (decisions: uWS parser limits).
+    const huge = await send([head(600 * 1024)]);
+    expect(huge === '' ? 'reset' : status(huge)).toSatisfy((s: unknown) => s === 431 || s === 'reset');
     await stillServing();
   });
 
@@ -76,6 +79,26 @@ describe('a gateway process', () => {
     // The body arrived whole and was read: it is malformed JSON, not a framing failure.
     expect(status(chunked)).toBe(400);
     expect(chunked).toContain('"code":"invalid_json"');
+    await stillServing();
+  });
+
+  it("refuses framing it cannot trust with 400 in each route's error format: another transfer coding, Content-Length lines that disagree", async () => {
+    const body = '{"model":"claude-haiku-4-5","max_tokens":8,"messages":[]}';
+    const framings = [
+      ['unsupported_transfer_encoding', `Transfer-Encoding: identity\r\n\r\n${body}`],
+      ['conflicting_content_length', `Content-Length: ${body.length}\r\nContent-Length: 5\r\n\r\n${body}`],
+      ['conflicting_content_length', `Content-Length: 5\r\nContent-Length: ${body.length}\r\n\r\n${body}`],
+    ];
+    for (const [code, framing] of framings) {
+      for (const path of ['/v1/messages', '/v1/chat/completions', '/x-keys']) {
+        const r = await send([`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${rootKey}\r\nContent-Type: application/json\r\n${framing}`]);
+        expect(status(r), `${path} ${code}`).toBe(400);
+        const answer = JSON.parse(r.slice(r.indexOf('\r\n\r\n') + 4));
+        // Anthropic's shape on /v1/messages, as the proxy's other refusals there.
+        if (path === '/v1/messages') expect(answer).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.any(String), code } });
+        else expect(answer).toEqual({ error: { type: 'invalid_request_error', message: expect.any(String), code } });
+      }
+    }
     await stillServing();
   });
 

@@ -7,7 +7,8 @@ import { readJsonObject, refuse } from './body-intake';
 import type { Logger } from '../log';
 import { errorFields } from '../log';
 import { lockBodyCoercion } from './coercion';
-import { readTarget } from './request-target';
+import { readTarget, type Target } from './request-target';
+import { SharedAnswers, type Answer, type Sharing } from './shared-answers';
 
 interface ZodIssueLike { path?: (string | number)[]; message: string; code?: string; keys?: string[] }
 type Ctx = RequestContext & { failure?: unknown };
@@ -23,10 +24,12 @@ export type FailureAnswer = (err: unknown) => HttpFailure | undefined;
 
 /**
  * Serves the contract's REST paths through trpc-to-openapi on uWS. The library gets a cheap
- * Request look-alike with the body already parsed, and a response stub that writes to uWS,
- * so it never builds Node streams; its error bodies are rewritten into our envelope.
+ * Request look-alike with the body already parsed, and a response stub that hands back the
+ * whole answer, so it never builds Node streams; its error bodies are rewritten into our
+ * envelope. The answer is sent as is, or kept for the same caller's next identical GET
+ * (`sharing`: shared-answers.ts).
  */
-export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange) => RequestContext, log: Logger, failureOf: FailureAnswer) {
+export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange) => RequestContext, log: Logger, failureOf: FailureAnswer, sharing?: Sharing) {
   lockBodyCoercion(router);
   const handler = createOpenApiNodeHttpHandler({
     router,
@@ -41,12 +44,7 @@ export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange)
     },
   } as any) as unknown as (req: unknown, res: unknown) => Promise<void>;
 
-  return async function serveRest(ex: Exchange): Promise<void> {
-    const target = readTarget(ex.path, ex.query);
-    if (!target.ok) return refuse(ex, target);
-    const body = await readJsonObject(ex, { required: false, storableText: true });
-    if (!body.ok) return refuse(ex, body);
-    const parsed = body.value;
+  const answer = (ex: Exchange, target: Extract<Target, { ok: true }>, parsed: unknown): Promise<Answer> => {
     const ctx: Ctx = { ...makeContext(ex), transport: 'rest' };
     const ac = new AbortController();
     ex.onAbort(() => ac.abort());
@@ -69,27 +67,38 @@ export function createRestHandler(router: AnyRouter, makeContext: (ex: Exchange)
       switchyardContext: { value: ctx },
     };
     const req = Object.create(Request.prototype, props);
-    await new Promise<void>((resolve) => {
+    return new Promise<Answer>((resolve) => {
       const res = {
         statusCode: 200,
         headers: {} as Record<string, string>,
         setHeader(k: string, v: string | number) { this.headers[k.toLowerCase()] = String(v); },
         getHeader(k: string) { return this.headers[k.toLowerCase()]; },
         end(body?: string) {
-          resolve();
-          if (this.statusCode >= 400) {
-            const env = toEnvelope(this.statusCode, body, ctx.failure, failureOf);
-            return ex.sendJson(env.status, env.body, { ...withoutContentType(this.headers), ...env.headers });
-          }
-          ex.send(this.statusCode, this.headers, body ?? '');
+          if (this.statusCode < 400) return resolve({ status: this.statusCode, headers: this.headers, body: body ?? '' });
+          const env = toEnvelope(this.statusCode, body, ctx.failure, failureOf);
+          resolve({
+            status: env.status,
+            headers: { ...withoutContentType(this.headers), ...env.headers, 'content-type': 'application/json' },
+            body: JSON.stringify(env.body),
+          });
         },
       };
       handler(req, res).catch((err) => {
         log.error('rest_handler_crashed', errorFields(err));
-        ex.sendError(500, 'Internal server error');
-        resolve();
+        resolve({ status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify(errorEnvelope(500, 'Internal server error')) });
       });
     });
+  };
+
+  const shared = sharing ? new SharedAnswers(router, sharing, makeContext) : undefined;
+
+  return async function serveRest(ex: Exchange): Promise<void> {
+    const target = readTarget(ex.path, ex.query);
+    if (!target.ok) return refuse(ex, target);
+    const body = await readJsonObject(ex, { required: false, storableText: true });
+    if (!body.ok) return refuse(ex, body);
+    const a = (shared && await shared.answer(ex, () => answer(ex, target, body.value))) || await answer(ex, target, body.value);
+    ex.send(a.status, a.headers, a.body);
   };
 }
 

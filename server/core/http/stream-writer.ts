@@ -1,5 +1,5 @@
 import type { HttpResponse } from './uws';
-import { Exchange, statusLine } from './exchange';
+import { Exchange, statusLine, type ResponseStamp } from './exchange';
 import { readJsonObject, type JsonBody } from './body-intake';
 
 /** Headers as an upstream sent them: a repeated header is an array of its values. */
@@ -7,8 +7,9 @@ export type HeaderValues = Readonly<Record<string, string | readonly string[]>>;
 export type HeaderFilter = (name: string) => boolean;
 
 /** Status and headers, inside a cork; `omit` names the headers not to pass on. */
-function writeHead(res: HttpResponse, status: number, headers: HeaderValues, omit: HeaderFilter): void {
+function writeHead(res: HttpResponse, status: number, headers: HeaderValues, omit: HeaderFilter, stamp: ResponseStamp | null): void {
   res.writeStatus(statusLine(status));
+  stamp?.stampHead(status, res);
   for (const name in headers) {
     if (omit(name)) continue;
     const v = headers[name];
@@ -43,7 +44,7 @@ export class StreamWriter {
     ex.res.cork(() => {
       if (!this.started) {
         this.started = true;
-        writeHead(ex.res, this.status, this.headers, this.omit);
+        writeHead(ex.res, this.status, this.headers, this.omit, ex.stamp);
       }
       ok = ex.res.write(bytes);
     });
@@ -64,7 +65,7 @@ export class StreamWriter {
     ex.res.cork(() => {
       if (!this.started) {
         this.started = true;
-        writeHead(ex.res, this.status, this.headers, this.omit);
+        writeHead(ex.res, this.status, this.headers, this.omit, ex.stamp);
       }
       ex.res.end(last ?? undefined);
     });
@@ -94,7 +95,7 @@ export class StreamingExchange extends Exchange {
     if (this.aborted || this.finished) return;
     this.finished = true;
     this.res.cork(() => {
-      writeHead(this.res, status, headers, omit);
+      writeHead(this.res, status, headers, omit, this.stamp);
       this.res.end(body);
     });
   }

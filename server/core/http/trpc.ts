@@ -7,9 +7,15 @@ import { readTarget } from './request-target';
 import { unstorableField } from './storable-text';
 import type { Logger } from '../log';
 import { errorFields } from '../log';
+import { ApiError, type ApiStatus } from '../../../contract/errors';
+import type { FailureAnswer } from './rest';
 
-/** The plain tRPC endpoint the console uses (`/trpc/<procedure>`), with the contract's types. */
-export function createTrpcHandler(router: AnyRouter, makeContext: (ex: Exchange) => RequestContext, log: Logger) {
+/**
+ * The plain tRPC endpoint the console uses (`/trpc/<procedure>`), with the contract's types.
+ * A failure of the layers below that `failureOf` knows (a duplicate, an unreachable database)
+ * gets its answer here as on the REST paths, instead of tRPC's 500.
+ */
+export function createTrpcHandler(router: AnyRouter, makeContext: (ex: Exchange) => RequestContext, log: Logger, failureOf: FailureAnswer) {
   return async function serveTrpc(ex: Exchange): Promise<void> {
     const target = readTarget(ex.path, ex.query);
     if (!target.ok) return refuse(ex, target);
@@ -38,8 +44,20 @@ export function createTrpcHandler(router: AnyRouter, makeContext: (ex: Exchange)
         status: undefined,
         headers: ctx ? Object.fromEntries(ctx.resHeaders) : {},
       }),
-      onError: ({ error }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') log.error('trpc_failed', errorFields(error.cause ?? error));
+      onError: ({ error, ctx }) => {
+        if (error.code !== 'INTERNAL_SERVER_ERROR') return;
+        // tRPC shapes the answer from this same error object after onError returns.
+        const known = failureOf(error.cause ?? error);
+        if (!known) {
+          log.error('trpc_failed', errorFields(error.cause ?? error));
+          // The failure's own text (a query, a driver's message) stays in the log, as on REST.
+          error.message = 'Internal server error';
+          return;
+        }
+        // The status and code the contract's ApiError gives that failure.
+        const as = new ApiError(known.status as ApiStatus, known.message, known.code);
+        Object.assign(error, { code: as.code, message: as.message });
+        for (const [k, v] of Object.entries(known.headers ?? {})) (ctx as RequestContext | undefined)?.resHeaders.set(k, v);
       },
     });
     const headers: Record<string, string> = {};

@@ -1,13 +1,80 @@
 import { BlockList, isIP } from 'node:net';
-import { globToRegExp } from '../mapping/mappers';
+import { badRequest } from '../../../contract/errors';
+import { MapperError, globToRegExp } from '../mapping/mappers';
 
 /**
- * Account access lists in the reference formats (space- or comma-separated): `*` alone means
- * unrestricted, `-*` alone means nothing (for AllowIPs: only 127.0.0.1), and `-entry` tokens
- * are removal instructions of an update that are ignored when the stored list is read.
- * An empty list is unrestricted.
+ * The access-list grammar, the only place it is parsed: an account's Resources, AllowIPs,
+ * AllowModels and AllowLevels, and the Owner's RESOURCES. The admin side checks and edits
+ * lists with it on write (editList, assertWithin, parseResourcePaths); the proxy matches
+ * calls against the same entries (parseAllowIps and the other matchers).
+ *
+ * A list is entries separated by white space or commas. `*` lifts the restriction, `-*` alone
+ * allows nothing (for AllowIPs: loopback only), an empty list is unrestricted, and `-entry`
+ * tokens are removal instructions of an edit, which a stored list ignores.
  */
-const tokens = (raw: string) => raw.split(/[\s,]+/).filter(Boolean);
+export type AclField = 'Resources' | 'AllowIPs' | 'AllowModels' | 'AllowLevels';
+
+export const listTokens = (raw: string): string[] => raw.split(/[\s,]+/).filter(Boolean);
+
+const MODEL_PATTERN = /^[A-Za-z0-9._:/@*+][A-Za-z0-9._:/@*+-]{0,199}$/;
+const RESOURCE = /^\/[A-Za-z0-9._~\-/{}*]{0,199}$/;
+const LEVEL = /^\d{1,4}$/;
+const MAX_LEVEL = 1000;
+
+/** An AllowIPs entry: an address (a range of one) or a CIDR range. */
+export interface IpRange {
+  type: 'ipv4' | 'ipv6';
+  address: string;
+  bits: number;
+  /** 32 or 128: an entry without `/bits` is one address. */
+  max: number;
+}
+
+/** `10.0.0.0/8`, `192.0.2.7`, `2001:db8::/32`; null when the entry is none of these. */
+export function ipRange(entry: string): IpRange | null {
+  const slash = entry.indexOf('/');
+  const address = slash < 0 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (!family) return null;
+  const max = family === 6 ? 128 : 32;
+  let bits = max;
+  if (slash >= 0) {
+    const prefix = entry.slice(slash + 1);
+    if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) return null;
+    bits = Number(prefix);
+  }
+  return { type: family === 6 ? 'ipv6' : 'ipv4', address, bits, max };
+}
+
+/** A Resources entry is a path prefix; a trailing `*` says so explicitly and changes nothing. */
+const resourcePrefix = (entry: string) => entry.replace(/\*+$/, '');
+
+/** One entry of `field` in its stored form, or null when it is not one. */
+export function canonicalEntry(field: AclField, entry: string): string | null {
+  switch (field) {
+    case 'AllowIPs': return ipRange(entry) ? entry : null;
+    case 'AllowModels': return MODEL_PATTERN.test(entry) ? entry : null;
+    case 'AllowLevels': return LEVEL.test(entry) && Number(entry) <= MAX_LEVEL ? String(Number(entry)) : null;
+    case 'Resources': return RESOURCE.test(entry) ? entry : null;
+  }
+}
+
+const WHAT_IT_IS: Record<AclField, string> = {
+  AllowIPs: 'an IP address or CIDR range',
+  AllowModels: 'a model name or pattern',
+  AllowLevels: `a Level (0-${MAX_LEVEL})`,
+  Resources: 'a path like /v1/chat/completions',
+};
+
+const problem = (field: AclField, entry: string) => `${field}: "${entry}" is not ${WHAT_IT_IS[field]}`;
+
+function checked(field: AclField, entry: string): string {
+  const v = canonicalEntry(field, entry);
+  if (v === null) throw badRequest(problem(field, entry));
+  return v;
+}
+
+// ---- Matching (the proxy) -------------------------------------------------------------------
 
 export interface AllowList<T> {
   allows(value: T): boolean;
@@ -23,79 +90,167 @@ function special<T>(list: string[]): AllowList<T> | undefined {
   return undefined;
 }
 
+/**
+ * The entries a stored list grants, in stored form. An entry the grammar does not accept (a
+ * row written before it was checked) grants nothing; a list with no such entry grants nothing
+ * rather than everything.
+ */
+function granted(field: AclField, list: string[]): string[] {
+  const out: string[] = [];
+  for (const t of list) {
+    if (t.startsWith('-')) continue;
+    const v = canonicalEntry(field, t);
+    if (v !== null) out.push(v);
+  }
+  return out;
+}
+
 /** `118.23.21.0/24 119.24.12.11 2001:db8::/32` */
 export function parseAllowIps(raw: string): AllowList<string> {
-  const list = tokens(raw);
+  const list = listTokens(raw);
   if (list.length === 1 && list[0] === '-*') return parseAllowIps('127.0.0.1 ::1');
   const s = special<string>(list);
   if (s) return s;
+  const entries = granted('AllowIPs', list);
+  if (entries.length === 0) return NONE;
   const block = new BlockList();
-  let entries = 0;
-  for (const t of list) {
-    if (t.startsWith('-')) continue;
-    const [addr, prefix] = t.split('/');
-    const family = isIP(addr);
-    if (!family) continue;
-    const type = family === 6 ? 'ipv6' : 'ipv4';
-    if (prefix === undefined) block.addAddress(addr, type);
-    else {
-      const bits = Number(prefix);
-      if (!Number.isInteger(bits) || bits < 0 || bits > (family === 6 ? 128 : 32)) continue;
-      block.addSubnet(addr, bits, type);
-    }
-    entries++;
+  for (const e of entries) {
+    const r = ipRange(e)!;
+    if (r.bits === r.max) block.addAddress(r.address, r.type);
+    else block.addSubnet(r.address, r.bits, r.type);
   }
-  // A list with no usable entry lets nobody in rather than everybody.
-  if (entries === 0) return NONE;
   return {
     allows(ip: string) {
       const family = isIP(ip);
-      if (!family) return false;
-      return block.check(ip, family === 6 ? 'ipv6' : 'ipv4');
+      return family !== 0 && block.check(ip, family === 6 ? 'ipv6' : 'ipv4');
     },
   };
 }
 
 /** `gpt-4* claude-3*`: exact names and `*` wildcards. */
 export function parseAllowModels(raw: string): AllowList<string> {
-  const list = tokens(raw);
+  const list = listTokens(raw);
   const s = special<string>(list);
   if (s) return s;
   const exact = new Set<string>();
   const wild: RegExp[] = [];
-  for (const t of list) {
-    if (t.startsWith('-')) continue;
-    if (t.includes('*')) wild.push(globToRegExp(t));
-    else exact.add(t);
+  for (const e of granted('AllowModels', list)) {
+    if (e.includes('*')) wild.push(globToRegExp(e));
+    else exact.add(e);
   }
   return { allows: (model) => exact.has(model) || wild.some((re) => re.test(model)) };
 }
 
 /** `1 2 5`: the Levels the account may be routed to. */
 export function parseAllowLevels(raw: string): AllowList<number> {
-  const list = tokens(raw);
+  const list = listTokens(raw);
   const s = special<number>(list);
   if (s) return s;
-  const levels = new Set<number>();
-  for (const t of list) if (/^\d{1,4}$/.test(t)) levels.add(Number(t));
+  const levels = new Set(granted('AllowLevels', list).map(Number));
   return { allows: (level) => levels.has(level) };
 }
 
-/**
- * Resources: path prefixes (`/v1/chat/completions`, `/v1/`); a trailing `*` is a prefix too.
- * The short aliases (`/chat/completions`) count as their `/v1` path.
- */
+/** Path prefixes already checked (the Owner's RESOURCES as parseResourcePaths returns them). */
 export function parseResourceList(list: readonly string[]): AllowList<string> {
   if (list.length === 0) return ANY;
-  const prefixes = list.map((p) => p.replace(/\*+$/, ''));
+  const prefixes = list.map(resourcePrefix);
   return {
     allows(path: string) {
+      // The short aliases (`/chat/completions`) count as their `/v1` path.
       const canonical = path.startsWith('/v1/') ? path : `/v1${path}`;
       return prefixes.some((p) => path.startsWith(p) || canonical.startsWith(p));
     },
   };
 }
 
+/** An account's Resources: `/v1/chat/completions /v1/embed*`. */
 export function parseResources(raw: string): AllowList<string> {
-  return parseResourceList(tokens(raw).filter((t) => t.startsWith('/')));
+  const list = listTokens(raw);
+  const s = special<string>(list);
+  if (s) return s;
+  const entries = granted('Resources', list);
+  return entries.length === 0 ? NONE : parseResourceList(entries);
+}
+
+// ---- Checking and editing (the admin API) ---------------------------------------------------
+
+/**
+ * The Owner's RESOURCES: path prefixes, checked, without repeats. Throws MapperError, as the
+ * other Owner configuration values do.
+ */
+export function parseResourcePaths(raw: string, what = 'RESOURCES'): string[] {
+  const out = listTokens(raw);
+  for (const p of out) if (!RESOURCE.test(p)) throw new MapperError(`${what}: "${p}" is not a path`);
+  return [...new Set(out)];
+}
+
+/**
+ * Applies an edit in the reference's forms, left to right: `x` adds an entry, `-x` removes it,
+ * `*` lifts the restriction, `-*` allows nothing. An empty edit lifts the restriction too.
+ * Removing the last entry leaves nothing allowed rather than everything.
+ */
+export function editList(field: AclField, current: string, edit: string): string {
+  const ops = listTokens(edit);
+  if (ops.length === 0) return '';
+  const cur = listTokens(current);
+  let denyAll = cur.length === 1 && cur[0] === '-*';
+  let list = denyAll ? [] : cur.filter((t) => !t.startsWith('-') && t !== '*');
+  for (const op of ops) {
+    if (op === '*') { list = []; denyAll = false; continue; }
+    if (op === '-*') { list = []; denyAll = true; continue; }
+    if (op.startsWith('-')) {
+      const v = checked(field, op.slice(1));
+      const before = list.length;
+      list = list.filter((x) => x !== v);
+      if (before > 0 && list.length === 0) denyAll = true;
+      continue;
+    }
+    const v = checked(field, op);
+    if (!list.includes(v)) list.push(v);
+    denyAll = false;
+  }
+  if (list.length > 0) return list.join(' ');
+  return denyAll ? '-*' : '';
+}
+
+/** A range lies inside another when it is no wider and its first address lies inside. */
+function ipWithin(child: string, parent: string): boolean {
+  const c = ipRange(child);
+  const p = ipRange(parent);
+  if (!c || !p || c.type !== p.type || c.bits < p.bits) return false;
+  const block = new BlockList();
+  if (p.bits === p.max) block.addAddress(p.address, p.type);
+  else block.addSubnet(p.address, p.bits, p.type);
+  return block.check(c.address, c.type);
+}
+
+/** Whether everything `child` grants, the parent's entry `parent` grants too. */
+function covers(field: AclField, parent: string, child: string): boolean {
+  switch (field) {
+    case 'AllowModels': return parent === child || (parent.includes('*') && globToRegExp(parent).test(child));
+    case 'AllowLevels': return Number(parent) === Number(child);
+    case 'Resources': return child.startsWith(resourcePrefix(parent));
+    case 'AllowIPs': return ipWithin(child, parent);
+  }
+}
+
+/**
+ * A child's list may not be wider than its parent's: otherwise an account could give a
+ * subaccount (and so itself, through that key) access it was denied.
+ */
+export function assertWithin(field: AclField, child: string, parent: string): void {
+  const p = listTokens(parent);
+  if (p.length === 0 || p.includes('*')) return;
+  const c = listTokens(child);
+  if (c.length === 1 && c[0] === '-*') return;
+  const shown = parent.length > 200 ? `${parent.slice(0, 200)}…` : parent;
+  if (p.length === 1 && p[0] === '-*') throw badRequest(`${field}: the parent allows nothing here, so the subaccount may only have "-*"`, 'wider_than_parent');
+  if (c.length === 0 || c.includes('*')) throw badRequest(`${field}: cannot be unrestricted while the parent's list is "${shown}"`, 'wider_than_parent');
+  const parentEntries = p.filter((t) => !t.startsWith('-'));
+  for (const e of c) {
+    if (e.startsWith('-')) continue;
+    if (!parentEntries.some((pe) => covers(field, pe, e))) {
+      throw badRequest(`${field}: "${e}" is not within the parent's list "${shown}"`, 'wider_than_parent');
+    }
+  }
 }

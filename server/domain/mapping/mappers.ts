@@ -71,13 +71,6 @@ export function parseModelFailover(raw: string, what = 'MODEL_FAILOVER'): Patter
   }));
 }
 
-/** Path prefixes separated by commas or white space: `/v1/chat/completions /v1/embeddings`. */
-export function parseResources(raw: string, what = 'RESOURCES'): string[] {
-  const out = raw.split(/[\s,]+/).filter(Boolean);
-  for (const p of out) if (!/^\/[A-Za-z0-9._~\-/{}*]*$/.test(p) || p.length > 200) throw new MapperError(`${what}: "${p}" is not a path`);
-  return [...new Set(out)];
-}
-
 /** A later entry for the same pattern replaces an earlier one. */
 function dedupe<T>(list: PatternEntry<T>[]): PatternEntry<T>[] {
   const map = new Map<string, T>();

@@ -23,6 +23,11 @@ export interface UsageEvent {
   /** `abnormal`: the stream was cut or stalled after the first byte; billed for what was delivered. */
   status: 'ok' | 'abnormal';
   at: Date;
+  /**
+   * The proxied request this record bills. Optional for callers that have none (the recorder
+   * then makes one); a record is written once per batch ID, so retries never double it.
+   */
+  requestId?: string;
 }
 
 export interface UsageSink {

@@ -17,8 +17,14 @@ export interface AttemptInput {
   body: Buffer;
   headersTimeoutMs: number;
   idleTimeoutMs: number;
+  /** A streamed call: the first event must arrive this soon after the request went out. */
+  firstByteTimeoutMs?: number;
+  /** The gateway's request ID, named in the error event of an interrupted stream. */
+  requestId: string;
   /** The proxy asked for the usage chunk itself: keep it from the client. */
   dropUsageOnly: boolean;
+  /** W3C trace context for the upstream (traceparent, tracestate), when there is one. */
+  trace?: Record<string, string>;
 }
 
 /** The answer reached the client (whole, partly, or as an upstream 4xx passed through). */
@@ -34,6 +40,8 @@ export interface Delivered {
   abnormal: boolean;
   /** The client went away while the answer was on its way. */
   clientGone: boolean;
+  /** Why the upstream stream ended uncleanly (for the log; the client saw only a stable code). */
+  interruption?: string;
 }
 
 /** Nothing reached the client: the proxy may try the next key. */
@@ -83,11 +91,13 @@ export function attempt(a: AttemptInput): Promise<Outcome> {
       origin: a.target.origin,
       path: a.target.path,
       method: 'POST',
-      headers: a.target.headers,
+      // The target's headers are shared by every call on the key: a trace context is added to a copy.
+      headers: a.trace ? { ...a.target.headers, ...a.trace } : a.target.headers,
       contentType: 'application/json',
       body: a.body,
       headersTimeout: a.headersTimeoutMs,
       bodyTimeout: a.idleTimeoutMs,
+      firstByteTimeout: a.firstByteTimeoutMs,
     }, new UpstreamHandler(a, resolve));
   });
 }
@@ -167,10 +177,12 @@ class UpstreamHandler implements ResponseHandler {
     const a = this.a;
     if (a.ex.aborted || err === CLIENT_LEFT) return this.finish(this.out?.started ? this.delivered(false, true) : CLIENT_GONE);
     if (!this.out?.started) return this.finish(failure(err));
-    // Cut or stalled after the first byte: the client gets an error, never a clean end.
+    // Cut or stalled after the first byte: the client gets an error, never a clean end. The
+    // cause (which may name the upstream) goes to the log under the request ID, not to the client.
     const out = this.out;
-    failStream(out, streamErrorEvent(a.anthropicClient, `The upstream stream was interrupted (${failure(err).reason})`))
-      .then(() => this.finish(this.delivered(true, false)));
+    const reason = failure(err).reason;
+    failStream(out, streamErrorEvent(a.anthropicClient, `The upstream stream was interrupted; nothing more will come (request ${a.requestId})`, a.requestId))
+      .then(() => this.finish({ ...this.delivered(true, false), interruption: reason }));
   }
 
   private delivered(abnormal: boolean, clientGone: boolean): Delivered {

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { ResponseController, ResponseHandler, UpstreamRequest } from '../../adapters/upstream-http/types';
 import { UpstreamHttpError } from '../../adapters/upstream-http/types';
 import type { PooledKey } from '../../state/provider-keys/key-pool';
-import { MemoryLimitStore } from '../limits/memory-store';
+import { SwitchOverWindows } from '../key-health/switch-over';
+import { KeyCircuits } from '../key-health/circuits';
 import { standardKind } from '../providers/standard/index';
-import { callFor, fakeExchange } from '../stages/test-call';
+import { callFor, fakeExchange } from '../stages/test-support';
 import { tryLevel, type LevelDeps } from './level-keys';
 import { Tally } from './tally';
 
@@ -40,9 +41,10 @@ function upstream(scripts: Record<string, Script[]>) {
 function deps(keys: PooledKey[], scripts: Record<string, Script[]>, maxAttemptsPerLevel = 3) {
   const health = { refused: [] as [number, number][], rateLimited: [] as number[] };
   const up = upstream(scripts);
-  const limits = new MemoryLimitStore({ threshold: 100, windowMs: 60_000 });
+  const switchOver = new SwitchOverWindows({ threshold: 100, windowMs: 60_000 });
+  const circuits = new KeyCircuits({ failureThreshold: 2, openMs: 60_000, openMaxMs: 600_000, probeTimeoutMs: 1000 }, { warn() {}, debug() {} });
   const d: LevelDeps = {
-    settings: { maxAttemptsPerLevel, upstreamTimeoutMs: 1000, streamIdleTimeoutMs: 1000 },
+    settings: { maxAttemptsPerLevel, upstreamTimeoutMs: 1000, streamIdleTimeoutMs: 1000, streamFirstByteTimeoutMs: 500 },
     pool: {
       keys: () => keys,
       // In order, skipping the keys already used: the pool's round-robin without the cursor.
@@ -53,12 +55,13 @@ function deps(keys: PooledKey[], scripts: Record<string, Script[]>, maxAttemptsP
     health: {
       refused: (k, status) => { health.refused.push([k.id, status]); },
       rateLimited: (k) => { health.rateLimited.push(k.id); return 5000; },
+      circuits,
     },
-    limits,
-    log: { debug() {} },
+    switchOver,
+    log: { debug() {}, info() {}, warn() {} },
     upstream: up,
   };
-  return { d, up, health };
+  return { d, up, health, circuits };
 }
 
 describe("the attempt loop over a Level's keys", () => {
@@ -74,7 +77,8 @@ describe("the attempt loop over a Level's keys", () => {
     expect(up.calls).toEqual(['sk-up-1', 'sk-up-2']);
     expect([c.servedBy?.id, c.servedLevel, c.servedModel]).toEqual([2, 1, 'gpt-4o']);
     expect(tally.attempts).toBe(1);
-    expect(c.ex.sent).toEqual([{ status: 200, headers: { 'content-type': 'application/json', 'x-request-id': 'r1' }, body: expect.any(String) }]);
+    // The upstream's own x-request-id is dropped: the client gets the gateway's (call.ts stampHead).
+    expect(c.ex.sent).toEqual([{ status: 200, headers: { 'content-type': 'application/json' }, body: expect.any(String) }]);
   });
 
   it('tries at most maxAttemptsPerLevel keys, and nothing reaches the client', async () => {
@@ -126,5 +130,44 @@ describe("the attempt loop over a Level's keys", () => {
     const { d, up } = deps([key(1)], { 'sk-up-1': [{ status: 200 }] });
     expect(await tryLevel(d, callFor({ ex }), 'gpt-4o', 1, new Tally())).toEqual({ kind: 'client-gone' });
     expect(up.calls).toEqual([]);
+  });
+
+  it('passes over keys whose circuit is open and tries every other key, beyond a count that used to stop at three', async () => {
+    const keys = [key(1), key(2), key(3), key(4)];
+    const refused = new Error('connect ECONNREFUSED 10.1.2.3:443 (upstream.test)');
+    const { d, up, circuits } = deps(keys, {
+      'sk-up-1': [{ error: refused }, { error: refused }], 'sk-up-2': [{ error: refused }, { error: refused }],
+      'sk-up-3': [{ error: refused }, { error: refused }], 'sk-up-4': [{ status: 200 }, { status: 200 }],
+    }, 10);
+    const tally = new Tally();
+    expect(await tryLevel(d, callFor(), 'gpt-4o', 1, tally)).toMatchObject({ kind: 'delivered', status: 200 });
+    expect(tally.causes).toEqual(['key 1: connect ECONNREFUSED [address] ([upstream])', 'key 2: connect ECONNREFUSED [address] ([upstream])', 'key 3: connect ECONNREFUSED [address] ([upstream])']);
+    // A second failure opens them (threshold 2); the third call goes straight to key 4.
+    await tryLevel(d, callFor(), 'gpt-4o', 1, new Tally());
+    expect(circuits.stateOf(1, 1)).toBe('open');
+    up.calls.length = 0;
+    const third = new Tally();
+    expect(await tryLevel(d, callFor(), 'gpt-4o', 1, third)).toMatchObject({ kind: 'delivered', status: 200 });
+    expect(up.calls).toEqual(['sk-up-4']);
+    expect(third.attempts).toBe(0);
+  });
+
+  it('starts no further key once the failover budget is spent', async () => {
+    const { d, up } = deps([key(1), key(2)], { 'sk-up-1': [{ status: 503 }], 'sk-up-2': [{ status: 200 }] }, 10);
+    const tally = new Tally();
+    tally.deadline = Date.now() - 1;
+    expect(await tryLevel(d, callFor(), 'gpt-4o', 1, tally)).toBeNull();
+    expect(up.calls).toEqual([]);
+    expect(tally.budgetSpent).toBe(true);
+  });
+
+  it('counts a 5xx against the model on the key, not against the key', async () => {
+    const { d, circuits } = deps([key(1)], { 'sk-up-1': [{ status: 500 }, { status: 500 }, { status: 200 }] }, 1);
+    await tryLevel(d, callFor(), 'gpt-4o', 1, new Tally());
+    await tryLevel(d, callFor(), 'gpt-4o', 1, new Tally());
+    expect(circuits.stateOf(1, 1, 'gpt-4o')).toBe('open');
+    expect(circuits.stateOf(1, 1)).toBe('healthy');
+    // Another model on the same key is still served.
+    expect(await tryLevel(d, callFor(), 'gpt-4o-mini', 1, new Tally())).toMatchObject({ kind: 'delivered', status: 200 });
   });
 });

@@ -2,39 +2,50 @@ import type { UpstreamClient } from '../../adapters/upstream-http/client';
 import type { Logger } from '../../core/log';
 import type { KeyPool, PooledKey } from '../../state/provider-keys/key-pool';
 import type { KeyHealth } from '../key-health/key-health';
-import type { LimitStore } from '../limits/counters';
+import type { KeyCircuits } from '../key-health/circuits';
+import type { SwitchOver } from '../key-health/switch-over';
 import type { ProviderKinds } from '../providers/registry';
 import { isSkip, UpstreamSetupError, type Prepared } from '../providers/types';
 import type { ProxyCall, ProxySettings } from '../call';
 import { attempt, CLIENT_GONE, type ClientGone, type Delivered, type Failed } from './attempt';
-import { switchScope } from './levels';
 import { bodyFor } from './request-body';
 import type { Tally } from './tally';
+import { scrub } from './scrub';
+import type { ProxyMetrics } from '../../core/telemetry';
+import { attemptOutcome, forwardedTrace, genAiProvider } from '../observe';
 
 export interface LevelDeps {
-  settings: Pick<ProxySettings, 'maxAttemptsPerLevel' | 'upstreamTimeoutMs' | 'streamIdleTimeoutMs'>;
+  settings: Pick<ProxySettings, 'maxAttemptsPerLevel' | 'upstreamTimeoutMs' | 'streamIdleTimeoutMs' | 'streamFirstByteTimeoutMs'>;
   pool: Pick<KeyPool, 'pick' | 'keys' | 'sleepingUntil'>;
   kinds: Pick<ProviderKinds, 'of'>;
-  health: Pick<KeyHealth, 'refused' | 'rateLimited'>;
-  limits: Pick<LimitStore, 'noteAbnormal'>;
-  log: Pick<Logger, 'debug'>;
+  health: Pick<KeyHealth, 'refused' | 'rateLimited'> & { circuits: Pick<KeyCircuits, 'admit' | 'failed' | 'succeeded' | 'release'> };
+  switchOver: Pick<SwitchOver, 'noteAbnormal'>;
+  log: Pick<Logger, 'debug' | 'info' | 'warn'>;
   upstream: Pick<UpstreamClient, 'dispatch'>;
+  /** Per attempt: its outcome and time (absent with METRICS=off). */
+  telemetry?: { metrics?: Pick<ProxyMetrics, 'attemptEnded'> };
 }
 
 /**
- * The attempt loop over one Level's keys: up to `maxAttemptsPerLevel` keys in round-robin
- * order, each failure before the first byte noted in the tally (and in key health: 429 puts
- * the key to sleep, 401/403 disables it). Answers the delivered outcome (the served key, Level
- * and model are set on the call), CLIENT_GONE, or null when the Level is used up.
+ * The attempt loop over one Level's keys: every key the circuit breakers let through, in
+ * round-robin order, up to `maxAttemptsPerLevel` and while the call's failover budget lasts.
+ * Each failure before the first byte is noted in the tally and in key health (429 puts the key
+ * to sleep, 401/403 disables it, connection errors, timeouts and 5xx count towards opening its
+ * circuit). Answers the delivered outcome (the served key, Level and model are set on the
+ * call), CLIENT_GONE, or null when the Level is used up.
  */
 export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level: number, tally: Tally): Promise<Delivered | ClientGone | null> {
   const ownerId = c.row.ownerId;
-  // Keys already used at this Level; allocated only when a second key is needed.
+  const circuits = d.health.circuits;
+  // Keys already used (or passed over) at this Level; allocated only when a second key is needed.
   let exclude: Set<number> | undefined;
   let previous = -1;
   let renewed: Set<number> | undefined;
   let staleRetried = false;
   let attempts = 0;
+  // A stream's headers come at once from a working upstream: waiting longer is waiting on a dead one.
+  const firstByte = c.stream ? d.settings.streamFirstByteTimeoutMs : undefined;
+  const headersTimeoutMs = firstByte !== undefined ? Math.min(firstByte, d.settings.upstreamTimeoutMs) : d.settings.upstreamTimeoutMs;
   while (attempts < d.settings.maxAttemptsPerLevel) {
     if (previous !== -1) (exclude ??= new Set()).add(previous);
     const key = d.pool.pick(ownerId, level, exclude);
@@ -43,45 +54,91 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
       return null;
     }
     previous = key.id;
+    const now = Date.now();
+    const gate = circuits.admit(key, model, now);
+    if (gate !== true) {
+      tally.noteOpen(gate.until);
+      continue;
+    }
+    if (now >= tally.deadline) {
+      circuits.release(key, model);
+      tally.budgetSpent = true;
+      return null;
+    }
     let prepared: Prepared;
     try {
       prepared = await d.kinds.of(key).prepare(key, { endpoint: c.endpoint, model, headers: c.ex.headers });
     } catch (err) {
-      if (c.ex.aborted) return CLIENT_GONE;
+      if (c.ex.aborted) {
+        circuits.release(key, model);
+        return CLIENT_GONE;
+      }
       attempts++;
+      c.attempts++;
       const e = err instanceof UpstreamSetupError ? err : new UpstreamSetupError('retryable', (err as Error).message);
+      const cause = scrub(e.message, key);
       if (e.kind === 'auth') d.health.refused(key, e.status ?? 401, e.message);
-      else d.limits.noteAbnormal(switchScope(ownerId, level), Date.now());
-      tally.fail({ kind: 'failed', reason: e.message, status: e.status });
+      else {
+        d.switchOver.noteAbnormal(ownerId, level, Date.now());
+        circuits.failed(key, undefined, cause, Date.now());
+      }
+      tally.fail({ kind: 'failed', reason: e.message, status: e.status }, `key ${key.id}: ${cause}`);
       continue;
     }
-    if (c.ex.aborted) return CLIENT_GONE;
+    if (c.ex.aborted) {
+      circuits.release(key, model);
+      return CLIENT_GONE;
+    }
     if (isSkip(prepared)) {
+      circuits.release(key, model);
       tally.skips.add(prepared.skip);
       continue;
     }
     attempts++;
+    c.attempts++;
+    const provider = genAiProvider(key, prepared.format);
+    const span = c.trace ? c.trace.startAttempt({ provider, model: prepared.model ?? model, keyId: key.id, level }) : null;
+    const startedAt = (c.attemptAt = performance.now());
     const outcome = await attempt({
       ex: c.ex,
       anthropicClient: c.anthropic,
       client: d.upstream,
       target: prepared,
       body: bodyFor(c, prepared.model ?? model),
-      headersTimeoutMs: d.settings.upstreamTimeoutMs,
+      headersTimeoutMs,
       idleTimeoutMs: d.settings.streamIdleTimeoutMs,
+      firstByteTimeoutMs: firstByte,
+      requestId: c.id,
       dropUsageOnly: c.injectUsage && prepared.format === 'openai',
+      trace: span
+        ? span.tracestate ? { traceparent: span.traceparent, tracestate: span.tracestate } : { traceparent: span.traceparent }
+        : c.ex.headers.traceparent !== undefined ? forwardedTrace(c.ex.headers) : undefined,
     });
-    if (outcome.kind === 'client-gone') return outcome;
+    const took = performance.now() - startedAt;
+    c.upstreamMs += took;
+    c.attemptAt = 0;
+    if (span || d.telemetry?.metrics) {
+      const label = attemptOutcome(outcome);
+      span?.end(outcome.kind === 'client-gone' ? 0 : outcome.status ?? 0, label === 'ok' ? undefined : label);
+      d.telemetry?.metrics?.attemptEnded(provider, label, took / 1000);
+    }
+    if (outcome.kind === 'client-gone') {
+      circuits.release(key, model);
+      return outcome;
+    }
     if (outcome.kind === 'delivered') {
+      c.provider = provider;
       c.servedBy = key;
       c.servedLevel = level;
       c.servedModel = model;
+      noteDelivered(d, c, key, model, outcome);
       return outcome;
     }
     if (outcome.stale && !staleRetried) {
       // The upstream closed a kept connection as the request went out, unread: once per
       // call it is sent again, on another connection, without blaming the key.
       staleRetried = true;
+      circuits.release(key, model);
       previous = -1;
       attempts--;
       continue;
@@ -89,24 +146,55 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
     if (outcome.status === 401 && !(renewed ??= new Set()).has(key.id) && d.kinds.of(key).renewCredentials?.(key)) {
       // Once per key and call: the same key again with fresh credentials.
       renewed.add(key.id);
+      circuits.release(key, model);
       previous = -1;
       attempts--;
       continue;
     }
-    noteFailure(d, c, key, level, outcome, tally);
+    noteFailure(d, c, key, model, level, outcome, tally);
   }
   return null;
 }
 
-function noteFailure(d: LevelDeps, c: ProxyCall, key: PooledKey, level: number, f: Failed, tally: Tally): void {
-  tally.fail(f);
+/** The upstream answered: its circuits close (a cut stream counts against the model instead). */
+function noteDelivered(d: LevelDeps, c: ProxyCall, key: PooledKey, model: string, o: Delivered): void {
+  const circuits = d.health.circuits;
+  const now = Date.now();
+  if (o.interruption !== undefined) {
+    const cause = scrub(o.interruption, key);
+    // The transport answered; the model's stream broke off.
+    circuits.succeeded(key, model, now, true);
+    circuits.failed(key, model, `stream interrupted: ${cause}`, now);
+    d.log.warn('upstream_stream_interrupted', { request: c.id, key: key.id, key_level: c.servedLevel, model, reason: cause });
+    return;
+  }
+  // A 4xx passed through is the client's fault, not the model's: only the transport is proven.
+  circuits.succeeded(key, model, now, o.status >= 300);
+}
+
+function noteFailure(d: LevelDeps, c: ProxyCall, key: PooledKey, model: string, level: number, f: Failed, tally: Tally): void {
+  const cause = scrub(f.reason, key);
+  tally.fail(f, `key ${key.id}: ${cause}`);
+  const circuits = d.health.circuits;
   if (f.status === 401 || f.status === 403) {
+    circuits.release(key, model);
     d.health.refused(key, f.status, f.detail ?? '');
     return;
   }
-  if (f.status === 429) tally.rateLimitWaitMs = Math.max(tally.rateLimitWaitMs, d.health.rateLimited(key, f.headers));
-  d.limits.noteAbnormal(switchScope(c.row.ownerId, level), Date.now());
-  d.log.debug('upstream_attempt_failed', { key: key.id, level, model: c.model, reason: f.reason });
+  const now = Date.now();
+  if (f.status === 429) {
+    // A rate limit is the provider working as it should: the key sleeps, its circuit is untouched.
+    circuits.succeeded(key, model, now, true);
+    tally.rateLimitWaitMs = Math.max(tally.rateLimitWaitMs, d.health.rateLimited(key, f.headers));
+  } else if (f.status !== undefined) {
+    // An error answer: the host is up, the model on it failed (it may be the only one failing).
+    circuits.succeeded(key, model, now, true);
+    circuits.failed(key, model, cause, now);
+  } else {
+    circuits.failed(key, undefined, cause, now);
+  }
+  d.switchOver.noteAbnormal(c.row.ownerId, level, now);
+  d.log.debug('upstream_attempt_failed', { request: c.id, key: key.id, key_level: level, model, reason: cause });
 }
 
 /** When no key is left to pick, the earliest wake-up of those asleep (for Retry-After). */

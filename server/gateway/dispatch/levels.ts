@@ -1,7 +1,5 @@
-import type { LimitStore } from '../limits/counters';
+import type { SwitchOver } from '../key-health/switch-over';
 import type { AllowList } from '../../domain/access/allow-lists';
-
-export const switchScope = (ownerId: number, level: number) => `so:${ownerId}:${level}`;
 
 /**
  * The Levels a model is tried on, in order. The start Level is followed by its SWITCH_OVER
@@ -15,7 +13,7 @@ export function levelPlan(
   start: number,
   switchOver: ReadonlyMap<number, number>,
   ownerId: number,
-  store: Pick<LimitStore, 'isSwitched'>,
+  windows: Pick<SwitchOver, 'isSwitched'>,
   allowed: AllowList<number>,
   now: number,
 ): number[] {
@@ -27,7 +25,7 @@ export function levelPlan(
   for (const level of chain) {
     if (!allowed.allows(level)) continue;
     // Only a Level with a backup can be switched over.
-    if (switchOver.has(level) && store.isSwitched(switchScope(ownerId, level), now)) switched.push(level);
+    if (switchOver.has(level) && windows.isSwitched(ownerId, level, now)) switched.push(level);
     else healthy.push(level);
   }
   return healthy.concat(switched);

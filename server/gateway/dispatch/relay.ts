@@ -12,6 +12,8 @@ const DROP = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer',
   'transfer-encoding', 'upgrade', 'date', 'content-length', 'content-encoding', 'server', 'set-cookie', 'alt-svc',
   'openai-organization', 'openai-project', 'anthropic-organization-id', 'x-envoy-upstream-service-time',
+  // The gateway answers with its own request ID and timing (call.ts stampHead).
+  'x-request-id', 'server-timing',
 ]);
 
 export const dropped = (name: string): boolean => DROP.has(name) || name.startsWith('x-ratelimit-') || name.startsWith('anthropic-ratelimit-');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bodyFor } from './request-body';
-import { callFor } from '../stages/test-call';
+import { callFor } from '../stages/test-support';
 
 describe('the body sent upstream', () => {
   it('is the client bytes, untouched, while the model and stream options stay as sent', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkAccess } from './access';
-import { accountRow, callFor, fakeExchange, ownerRouting } from './test-call';
+import { accountRow, callFor, fakeExchange, ownerRouting } from './test-support';
 
 describe('access checks', () => {
   it('lets an unrestricted account through without reading the peer address', () => {

@@ -1,52 +1,91 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryLimitStore } from '../limits/memory-store';
+import { MemoryAdmissionStore } from '../admission/memory-store';
+import { FakeBases } from '../admission/store.contract';
+import { counterKeys, periodOf } from '../admission/store';
 import { admit, type AdmissionDeps } from './admission';
-import { accountRow, callFor, ownerRouting } from './test-call';
+import { accountRow, callFor, ownerRouting } from './test-support';
 
-function deps(balance: number | undefined, loaded = balance) {
-  const limits = new MemoryLimitStore({ threshold: 5, windowMs: 60_000 });
-  let loads = 0;
-  const d: AdmissionDeps = {
-    settings: { userMinBalance: 2 },
-    balances: { peek: () => balance, load: async () => { loads++; return loaded ?? 0; } },
-    limits,
-  };
-  return { d, limits, loads: () => loads };
+function deps(balance: number) {
+  const bases = new FakeBases();
+  bases.credits.set(42, balance);
+  const store = new MemoryAdmissionStore(bases, { refreshMs: 60_000 });
+  const d: AdmissionDeps = { settings: { userMinBalance: 2, userApiBalance: 20, upstreamTimeoutMs: 300_000 }, admission: store };
+  return { d, store, bases };
 }
 
+/** 1,000 output tokens of a model priced at 1,000 USD per million output tokens: 1 USD at most. */
+const pricey = ownerRouting();
+pricey.pricing = { ChatPricing: { pricey: { InputText: 0, OutputText: 1000 } } };
+const dollarCall = (fields: Parameters<typeof accountRow>[0] = {}) => callFor({ owner: pricey, row: accountRow(fields), body: { model: 'pricey', max_tokens: 1000, messages: [] } });
+
 describe('admission', () => {
-  it('refuses a balance below the minimum, reading it only when not in memory', async () => {
-    expect(admit(deps(5).d, callFor())).toBeNull();
-    expect(admit(deps(1.5).d, callFor())).toMatchObject({ status: 402, code: 'insufficient_balance', message: expect.stringContaining('1.5000') });
-    const cold = deps(undefined, 1);
-    const v = admit(cold.d, callFor());
-    expect(v).toBeInstanceOf(Promise);
-    expect(await v).toMatchObject({ code: 'insufficient_balance' });
-    expect(cold.loads()).toBe(1);
-    // Root and Owners are exempt
-    expect(admit(deps(0).d, callFor({ row: accountRow({ role: 'owner' }) }))).toBeNull();
+  it('reserves the maximum cost and refuses what the balance less reservations cannot hold above the minimum', async () => {
+    const { d, store } = deps(5);
+    const first = dollarCall();
+    const v = admit(d, first);
+    expect(v).toBeInstanceOf(Promise); // the balance is read once
+    expect(await v).toBeNull();
+    expect(first.reservation).toMatchObject({ id: first.id, amount: 1, tokens: 1002 }); // 'pricey' is 2 input tokens
+    const second = dollarCall();
+    expect(admit(d, second)).toBeNull();
+    expect(admit(d, third())).toBeNull();
+    const refused = admit(d, dollarCall());
+    expect(refused).toMatchObject({ status: 402, code: 'insufficient_balance', message: expect.stringContaining('2 available') });
+    expect(store.credit(counterKeys.credit(1, 42))).toEqual({ spendable: 5, reserved: 3 });
+    function third() { return dollarCall(); }
   });
 
-  it('counts admitted calls against RPM and refuses the one past it with the limit headers', () => {
+  it('reserves nothing for Root and Owners, and refuses a balance below the minimum even for a free model', async () => {
+    const { d } = deps(0);
+    const owner = callFor({ row: accountRow({ role: 'owner' }) });
+    expect(admit(d, owner)).toBeNull();
+    expect(owner.reservation).toBeNull();
+    expect(await admit(d, callFor({ body: { model: 'unpriced-model', messages: [] } }))).toMatchObject({ status: 402, code: 'insufficient_balance' });
+  });
+
+  it('refuses at DailyLimit and HardLimit, an ancestor\'s cap binding the caller', async () => {
+    const { d, bases } = deps(100);
+    const day = periodOf('day', Date.now()).period;
+    const month = periodOf('month', Date.now()).period;
+    bases.spends.set(counterKeys.spend(1, 42, day), 1.5);
+    expect(await admit(d, dollarCall({ dailyLimit: 2 }))).toMatchObject({ status: 402, code: 'daily_limit_reached', message: expect.stringContaining('this account') });
+    expect(admit(d, dollarCall({ dailyLimit: 2.5 }))).toBeNull();
+    bases.spends.set(counterKeys.spend(1, 7, month), 9.5);
+    const child = callFor({ owner: pricey, row: accountRow({ dna: '.1.7.42.' }), ancestorCaps: [{ id: 7, dna: '.1.7.', dailyLimit: null, hardLimit: 10, softLimit: null }], body: { model: 'pricey', max_tokens: 1000, messages: [] } });
+    expect(await admit(d, child)).toMatchObject({ status: 402, code: 'hard_limit_reached', message: expect.stringContaining('account #7 above this one') });
+  });
+
+  it('counts admitted calls against RPM and refuses the one past it with the limit headers', async () => {
     const { d } = deps(100);
     const row = accountRow({ rpm: 2 });
+    expect(await admit(d, callFor({ row }))).toBeNull();
     expect(admit(d, callFor({ row }))).toBeNull();
-    const c = callFor({ row });
-    expect(admit(d, c)).toBeNull();
-    expect(c.checks.map((k) => k.name)).toEqual(['RPM']);
     const refused = admit(d, callFor({ row }));
-    expect(refused).toMatchObject({ status: 429, code: 'rate_limit_exceeded', headers: { 'x-ratelimit-scope': 'RPM', 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0' } });
+    expect(refused).toMatchObject({ status: 429, code: 'rate_limit_exceeded', headers: { 'x-ratelimit-scope': 'RPM', 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0', 'retry-after': '30', 'x-ratelimit-reset': '60' } });
   });
 
-  it('adds the per-model limit: the account ModelLimits entry, else the Owner MODEL_LIMITS one', () => {
+  it('adds the per-model limit: the account ModelLimits entry, else the Owner MODEL_LIMITS one', async () => {
     const { d } = deps(100);
     const owner = ownerRouting({ MODEL_LIMITS: { 'gpt-*': { rpm: 1 } } });
     const first = callFor({ owner });
-    expect(admit(d, first)).toBeNull();
-    expect(first.checks.map((k) => k.name)).toEqual(['gpt-4o rpm']);
+    expect(await admit(d, first)).toBeNull();
+    expect(first.reservation!.rates.map((k) => k.name)).toEqual(['gpt-4o rpm']);
     expect(admit(d, callFor({ owner }))).toMatchObject({ status: 429, headers: { 'x-ratelimit-scope': 'gpt-4o rpm' } });
     const own = callFor({ owner, row: accountRow({ id: 43, modelLimits: { 'gpt-4o': { rpm: 3 } } }) });
-    expect(admit(d, own)).toBeNull();
-    expect(own.checks).toEqual([expect.objectContaining({ name: 'gpt-4o rpm', limit: 3 })]);
+    d.admission = new MemoryAdmissionStore(Object.assign(new FakeBases(), { credits: new Map([[43, 100]]) }), { refreshMs: 60_000 });
+    expect(await admit(d, own)).toBeNull();
+    expect(own.reservation!.rates).toEqual([expect.objectContaining({ name: 'gpt-4o rpm', limit: 3 })]);
+  });
+
+  it('reserves estimated tokens on token limits: input estimate plus max_tokens', async () => {
+    const { d } = deps(100);
+    const row = accountRow({ tpm: 1000 });
+    const body = { model: 'gpt-4o', max_tokens: 300, messages: [{ role: 'user', content: 'x'.repeat(296) }] };
+    // 'gpt-4o' + 'user' + 296 characters = 306 → 102 tokens, + 300 output.
+    const c = callFor({ row, body });
+    expect(await admit(d, c)).toBeNull();
+    expect(c.reservation!.tokens).toBe(402);
+    expect(admit(d, callFor({ row, body }))).toBeNull();
+    expect(admit(d, callFor({ row, body }))).toMatchObject({ status: 429, headers: { 'x-ratelimit-scope': 'TPM' }, message: expect.stringContaining('reserves up to 402') });
   });
 });

@@ -4,7 +4,7 @@ import type { OwnerRouting } from '../../state/owner-config/store';
 import { buildProfile, type AccountProfile } from '../admission/profile';
 import { ProxyCall } from '../call';
 import { authenticate, type AuthenticateDeps } from './authenticate';
-import { accountRow, fakeExchange, ownerRouting } from './test-call';
+import { accountRow, fakeExchange, ownerRouting } from './test-support';
 
 /** In-memory account cache, config store and profiles; `cold` ones answer only asynchronously. */
 function deps(rows: Record<string, AccountRow>, opts: { cold?: boolean } = {}) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mapModel } from './map-model';
-import { accountRow, callFor, ownerRouting } from './test-call';
+import { accountRow, callFor, ownerRouting } from './test-support';
 
 describe('map model', () => {
   const owner = ownerRouting({ MODEL_MAPPER: 'gpt-3.5*=gpt-4o-mini, alias=gpt-4o', LEVEL_MAPPER: 'gpt-4o*=5' });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CLIENT_LEFT } from '../errors';
 import type { Endpoint } from '../providers/types';
 import { readBody } from './read-body';
-import { callFor } from './test-call';
+import { callFor } from './test-support';
 
 const read = (body: Record<string, unknown>, endpoint: Endpoint = 'chat') => {
   const c = callFor({ endpoint });

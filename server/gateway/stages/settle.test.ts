@@ -1,18 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import type { UsageEvent } from '../../domain/usage/types';
 import type { PooledKey } from '../../state/provider-keys/key-pool';
-import { MemoryLimitStore } from '../limits/memory-store';
+import { MemoryAdmissionStore } from '../admission/memory-store';
+import { FakeBases } from '../admission/store.contract';
+import { counterKeys } from '../admission/store';
 import type { Delivered } from '../dispatch/attempt';
-import { switchScope } from '../dispatch/levels';
-import { settle, type SettleDeps } from './settle';
-import { accountRow, callFor } from './test-call';
+import { SwitchOverWindows } from '../key-health/switch-over';
+import { releaseReservation, settle, type SettleDeps } from './settle';
+import { admit } from './admission';
+import { accountRow, callFor } from './test-support';
 
 function deps() {
   const records: UsageEvent[] = [];
-  const spent: [number, number][] = [];
-  const limits = new MemoryLimitStore({ threshold: 0, windowMs: 60_000 });
-  const d: SettleDeps = { usage: { record: (e) => records.push(e) }, limits, balances: { spend: (id, amount) => spent.push([id, amount]) } };
-  return { d, records, spent, limits };
+  const bases = new FakeBases();
+  bases.credits.set(42, 10);
+  const admission = new MemoryAdmissionStore(bases, { refreshMs: 60_000 });
+  const switchOver = new SwitchOverWindows({ threshold: 0, windowMs: 60_000 });
+  const d: SettleDeps & { admission: MemoryAdmissionStore } = { usage: { record: (e) => records.push(e) }, switchOver, admission };
+  return { d, records, admission, switchOver };
 }
 
 const delivered = (o: Partial<Delivered> = {}): Delivered => ({
@@ -20,46 +25,62 @@ const delivered = (o: Partial<Delivered> = {}): Delivered => ({
   complete: true, streamed: false, events: 0, abnormal: false, clientGone: false, ...o,
 });
 
-function served(fields: Parameters<typeof accountRow>[0] = {}) {
-  const c = callFor({ row: accountRow({ tpm: 10_000, ...fields }) });
-  c.checks = c.profile.checks;
+/** A call admitted (its reservation open) and served by key 77 on Level 4 with gpt-4o-mini. */
+async function served(d: SettleDeps & { admission: MemoryAdmissionStore }, fields: Parameters<typeof accountRow>[0] = {}) {
+  const c = callFor({ row: accountRow({ tpm: 10_000, ...fields }), body: { model: 'gpt-4o-mini', max_tokens: 500, messages: [] } });
+  const v = await admit({ settings: { userMinBalance: 0, userApiBalance: 1, upstreamTimeoutMs: 1000 }, admission: d.admission }, c);
+  expect(v).toBeNull();
   c.servedBy = { id: 77 } as PooledKey;
   c.servedLevel = 4;
   c.servedModel = 'gpt-4o-mini';
   return c;
 }
 
+const tpm = (c: ReturnType<typeof callFor>) => c.profile.checks[0];
+const creditKey = counterKeys.credit(1, 42);
+
 describe('settle', () => {
-  it('records the usage at the price of the served model, adds the tokens and lowers the balance', () => {
-    const { d, records, spent, limits } = deps();
-    const c = served({ factor: 2 });
+  it('records the usage with the request ID at the price of the served model and settles the reservation to it', async () => {
+    const { d, records, admission } = deps();
+    const c = await served(d, { factor: 2 });
+    expect(admission.credit(creditKey)!.reserved).toBeGreaterThan(0);
+    // Read at admission time: GCRA drains as time passes.
+    const at = c.reservation!.now;
+    expect(admission.rateUsed(tpm(c), at)).toBe(504); // 4 input (11 characters) + 500 output
     settle(d, c, delivered());
     const credit = 2 * (1000 * 0.15 + 100 * 0.6) / 1e6;
-    expect(records).toEqual([expect.objectContaining({ accountId: 42, model: 'gpt-4o-mini', level: 4, keyId: 77, endpoint: '/v1/chat/completions', prompt: 1000, completion: 100, status: 'ok' })]);
+    expect(records).toEqual([expect.objectContaining({ accountId: 42, model: 'gpt-4o-mini', level: 4, keyId: 77, endpoint: '/v1/chat/completions', prompt: 1000, completion: 100, status: 'ok', requestId: c.id })]);
     expect(records[0].creditUsed).toBeCloseTo(credit, 12);
-    expect(spent).toEqual([[42, records[0].creditUsed]]);
-    expect(limits.used(c.checks[0], Date.now())).toBe(1100);
+    expect(admission.credit(creditKey)).toEqual({ spendable: 10 - records[0].creditUsed, reserved: 0 });
+    expect(admission.rateUsed(tpm(c), at)).toBe(1100);
+    expect(c.reservation).toBeNull();
   });
 
-  it('bills nothing for a passed-through upstream error', () => {
-    const { d, records, spent } = deps();
-    settle(d, served(), delivered({ status: 404, usage: null }));
+  it('bills nothing for a passed-through upstream error, and the reservation is released', async () => {
+    const { d, records, admission } = deps();
+    const c = await served(d);
+    settle(d, c, delivered({ status: 404, usage: null }));
     expect(records).toEqual([]);
-    expect(spent).toEqual([]);
+    releaseReservation(d, c);
+    expect(admission.credit(creditKey)).toEqual({ spendable: 10, reserved: 0 });
+    expect(admission.rateUsed(tpm(c), Date.now())).toBe(0);
+    expect(admission.open).toBe(0);
   });
 
-  it('estimates a cut stream, marks it abnormal and counts it for switch-over', () => {
-    const { d, records, limits } = deps();
-    const c = served();
+  it('estimates a cut stream, marks it abnormal and counts it for switch-over', async () => {
+    const { d, records, switchOver } = deps();
+    const c = await served(d);
     settle(d, c, delivered({ streamed: true, complete: false, usage: null, events: 9, abnormal: true }));
     expect(records[0]).toMatchObject({ prompt: Math.ceil(c.raw.length / 4), completion: 9, status: 'abnormal' });
-    expect(limits.isSwitched(switchScope(1, 4), Date.now())).toBe(true);
+    expect(switchOver.isSwitched(1, 4, Date.now())).toBe(true);
   });
 
-  it('charges Root and Owners nothing from their balance, but records their usage', () => {
-    const { d, records, spent } = deps();
-    settle(d, served({ role: 'owner' }), delivered());
+  it('charges Root and Owners nothing from a balance, but records their usage', async () => {
+    const { d, records, admission } = deps();
+    const c = await served(d, { role: 'owner' });
+    expect(c.reservation!.credit).toBeNull();
+    settle(d, c, delivered());
     expect(records).toHaveLength(1);
-    expect(spent).toEqual([]);
+    expect(admission.credit(creditKey)).toBeUndefined();
   });
 });

@@ -1,22 +1,24 @@
 /**
  * Stage 7, settle: bills what reached the client — cost from the model's price, the account's
- * Rates and Factor; the usage record; tokens added to the token limits; the balance lowered.
- * A passed-through upstream error is not billed; a stream cut before its usage arrived is
- * billed by estimate. Refuses nothing: the answer is already out.
+ * Rates and Factor; the usage record (with the request ID); the admission reservation replaced
+ * by the actual cost and tokens (credit, spend caps, token limits). A passed-through upstream
+ * error is not billed and, like a call that delivered nothing, releases its reservation
+ * (`releaseReservation`, run by the pipeline whatever happened); a stream cut before its usage
+ * arrived is billed by estimate. Refuses nothing: the answer is already out.
  */
-import { costOf, priceFor, type TokenUsage } from '../../domain/pricing/cost';
+import { costOf, type TokenUsage } from '../../domain/pricing/cost';
+import { policyPrice } from '../../domain/pricing/unpriced-policy';
 import type { UsageSink } from '../../domain/usage/types';
-import type { Balances } from '../admission/balances';
-import type { LimitStore } from '../limits/counters';
+import type { AdmissionStore } from '../admission/store';
 import type { ProxyCall } from '../call';
 import type { Delivered } from '../dispatch/attempt';
-import { switchScope } from '../dispatch/levels';
+import type { SwitchOver } from '../key-health/switch-over';
 import { estimateUsage } from '../dispatch/response-usage';
 
 export interface SettleDeps {
   usage: Pick<UsageSink, 'record'>;
-  limits: Pick<LimitStore, 'noteAbnormal' | 'addTokens'>;
-  balances: Pick<Balances, 'spend'>;
+  switchOver: Pick<SwitchOver, 'noteAbnormal'>;
+  admission: Pick<AdmissionStore, 'settle' | 'release'>;
 }
 
 const ZERO: TokenUsage = { prompt: 0, completion: 0, reasoning: 0, cached: 0, cacheWrite: 0 };
@@ -27,12 +29,14 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
   const now = Date.now();
   const level = c.servedLevel;
   const model = c.servedModel;
-  if (o.abnormal) d.limits.noteAbnormal(switchScope(c.row.ownerId, level), now);
+  if (o.abnormal) d.switchOver.noteAbnormal(c.row.ownerId, level, now);
   let usage = o.usage;
   if (o.streamed && !o.complete) usage = estimateUsage(usage, c.raw.length, o.events);
   usage ??= ZERO;
   const row = c.row;
-  const credit = costOf(usage, priceFor(model, c.owner.pricing), row.rates, row.factor);
+  const credit = costOf(usage, policyPrice(model, c.owner.pricing, c.owner.unpricedPolicy), row.rates, row.factor);
+  c.usage = usage;
+  c.credit = credit;
   d.usage.record({
     accountId: row.id,
     ownerId: row.ownerId,
@@ -48,7 +52,19 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
     creditUsed: credit,
     status: o.abnormal || o.clientGone ? 'abnormal' : 'ok',
     at: new Date(now),
+    requestId: c.id,
   });
-  if (c.checks.length) d.limits.addTokens(c.checks, usage.prompt + usage.completion, now);
-  if (!c.profile.exempt) d.balances.spend(row.id, credit);
+  const r = c.reservation;
+  if (r) {
+    c.reservation = null;
+    d.admission.settle(r, { cost: credit, tokens: usage.prompt + usage.completion }, now);
+  }
+}
+
+/** Closes a reservation the call did not settle: nothing billable reached the client. */
+export function releaseReservation(d: Pick<SettleDeps, 'admission'>, c: ProxyCall): void {
+  const r = c.reservation;
+  if (!r) return;
+  c.reservation = null;
+  d.admission.release(r, Date.now());
 }

@@ -1,30 +1,25 @@
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, migrate, type Database } from '../../adapters/storage/database';
-import { creditGrants } from '../../adapters/storage/schema';
-import { ensureRoot } from '../../app/bootstrap-root';
-import { freshDatabaseUrl } from '../../testing/database';
-import { activeGrants, activeGrantsOf, balanceOf, deductCredit, grantCredit, rescaleGrants } from './ledger';
+import type { Database } from '../../adapters/storage/database';
+import { accounts, creditGrants } from '../../adapters/storage/schema';
+import { openTestDatabase } from '../../testing/database';
+import { activeGrants, activeGrantsOf, balanceOf, deductCredit, grantCredit, rescaleGrants, spendableOf, standingOf, takeCredit } from './ledger';
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 let database: Database;
-let drop: () => Promise<void>;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (!onPostgres) console.warn(`ledger.test.ts: the concurrent-deduction test needs PostgreSQL and is skipped (TEST_DATABASE_URL is unset)`);
-  const fresh = await freshDatabaseUrl();
-  drop = fresh.drop;
-  database = await openDatabase(fresh.url, '/tmp/unused');
-  await migrate(database);
-  await ensureRoot(database.db, undefined);
+  ({ database, close } = await openTestDatabase());
 });
-afterAll(async () => {
-  await database?.close();
-  await drop?.();
-});
+afterAll(async () => { await close?.(); });
 
 const ROOT = 1;
-const reset = () => database.db.delete(creditGrants).where(eq(creditGrants.accountId, ROOT));
+const reset = async () => {
+  await database.db.delete(creditGrants).where(eq(creditGrants.accountId, ROOT));
+  await database.db.update(accounts).set({ overdraft: 0 }).where(eq(accounts.id, ROOT));
+};
 
 describe('credit ledger', () => {
   it('spends the earliest-expiring card first and never below zero', async () => {
@@ -39,6 +34,24 @@ describe('credit ledger', () => {
     expect(cards.map((c) => [c.reference, c.balance])).toEqual([['early', 0], ['late', 4]]);
     expect(await database.db.transaction((tx) => deductCredit(tx, ROOT, 10))).toBe(4);
     expect(await balanceOf(database.db, ROOT)).toBe(0);
+  });
+
+  it('carries what the cards cannot cover to the overdraft, and the next grant pays it first', async () => {
+    await reset();
+    await database.db.transaction((tx) => grantCredit(tx, ROOT, 3, 30, 'first'));
+    expect(await database.db.transaction((tx) => deductCredit(tx, ROOT, 5))).toBe(3);
+    expect(await standingOf(database.db, ROOT)).toMatchObject({ cards: 0, overdraft: 2 });
+    expect(await spendableOf(database.db, ROOT)).toBe(-2);
+    // A transfer takes only what is there and leaves the overdraft alone.
+    expect(await database.db.transaction((tx) => takeCredit(tx, ROOT, 1))).toBe(0);
+    expect(await database.db.transaction((tx) => grantCredit(tx, ROOT, 1.5, 30, 'small'))).toBe(1.5);
+    expect(await standingOf(database.db, ROOT)).toMatchObject({ cards: 0, overdraft: 0.5 });
+    expect(await database.db.transaction((tx) => grantCredit(tx, ROOT, 10, 30, 'top-up'))).toBe(0.5);
+    const standing = await standingOf(database.db, ROOT);
+    expect(standing).toMatchObject({ cards: 9.5, overdraft: 0 });
+    const cards = await activeGrants(database.db, ROOT);
+    expect(cards.map((c) => [c.reference, c.amount, c.balance])).toEqual([['first', 3, 0], ['small', 1.5, 0], ['top-up', 10, 9.5]]);
+    expect(standing.lastGrant).toBe(Math.max(...cards.map((c) => c.id)));
   });
 
   it('rescales amount and balance of the unexpired cards', async () => {
@@ -74,5 +87,8 @@ describe('credit ledger', () => {
     expect(cards.reduce((s, c) => s + c.balance, 0)).toBeCloseTo(0, 9);
     // 27 full takes of 0.37 (9.99) and one partial of 0.01.
     expect(takes.filter((t) => Math.abs(t - 0.37) < 1e-9)).toHaveLength(27);
+    // The rest is billed, not lost: cards taken plus overdraft is everything charged.
+    const { overdraft } = await standingOf(database.db, ROOT);
+    expect(total + overdraft).toBeCloseTo(80 * 0.37, 9);
   });
 });

@@ -1,10 +1,10 @@
 import { and, asc, eq, gt, inArray, sql, sum } from 'drizzle-orm';
 import type { Db, Tx } from '../../adapters/storage/database';
-import { creditGrants } from '../../adapters/storage/schema';
+import { accounts, creditGrants } from '../../adapters/storage/schema';
 
 const DAY_MS = 86_400_000;
 
-/** Spendable credit: the unexpired grants' balances. */
+/** Credit on the cards: the unexpired grants' balances (before any overdraft; see standingOf). */
 export async function balanceOf(db: Db | Tx, accountId: number, now = new Date()): Promise<number> {
   const [row] = await db.select({ total: sum(creditGrants.balance) }).from(creditGrants)
     .where(and(eq(creditGrants.accountId, accountId), gt(creditGrants.expiresAt, now)));
@@ -18,19 +18,66 @@ export async function activeGrants(db: Db | Tx, accountId: number, now = new Dat
     .orderBy(asc(creditGrants.expiresAt), asc(creditGrants.id));
 }
 
-/** Adds a credit card of `amount` valid for `days`. */
-export async function grantCredit(tx: Tx, accountId: number, amount: number, days: number, reference = ''): Promise<void> {
-  if (!(amount > 0)) return;
+/**
+ * What the account can spend, in one read: the unexpired cards, the overdraft (served cost the
+ * cards could not cover) and the latest grant's ID (the low-balance alert's period: it changes
+ * with every top-up). Spendable credit is cards − overdraft.
+ */
+export async function standingOf(db: Db | Tx, accountId: number, now = new Date()): Promise<{ cards: number; overdraft: number; lastGrant: number }> {
+  const [row] = await db.select({
+    cards: sql<string | null>`(select sum(${creditGrants.balance}) from ${creditGrants} where ${creditGrants.accountId} = ${accountId} and ${creditGrants.expiresAt} > ${now.toISOString()}::timestamptz)`,
+    lastGrant: sql<number | null>`(select max(${creditGrants.id}) from ${creditGrants} where ${creditGrants.accountId} = ${accountId})`,
+    overdraft: accounts.overdraft,
+  }).from(accounts).where(eq(accounts.id, accountId));
+  if (!row) return { cards: 0, overdraft: 0, lastGrant: 0 };
+  return { cards: Number(row.cards ?? 0), overdraft: Number(row.overdraft ?? 0), lastGrant: Number(row.lastGrant ?? 0) };
+}
+
+/** Credit minus overdraft: what the account has, as shown and as the proxy spends it. */
+export async function spendableOf(db: Db | Tx, accountId: number, now = new Date()): Promise<number> {
+  const s = await standingOf(db, accountId, now);
+  return s.cards - s.overdraft;
+}
+
+/**
+ * Adds a credit card of `amount` valid for `days`. An overdraft is paid first: the card is
+ * issued for the full amount, its balance less what went to the overdraft (a grant that
+ * only covers the overdraft leaves a card at 0, as the record of the grant). Returns what
+ * paid the overdraft.
+ */
+export async function grantCredit(tx: Tx, accountId: number, amount: number, days: number, reference = ''): Promise<number> {
+  if (!(amount > 0)) return 0;
   const now = new Date();
-  await tx.insert(creditGrants).values({ accountId, amount, balance: amount, reference, grantedAt: now, expiresAt: new Date(now.getTime() + days * DAY_MS) });
+  const [acct] = await tx.select({ overdraft: accounts.overdraft }).from(accounts).where(eq(accounts.id, accountId)).for('update');
+  const owed = Math.max(Number(acct?.overdraft ?? 0), 0);
+  const paid = Math.min(owed, amount);
+  if (paid > 0) await tx.update(accounts).set({ overdraft: sql`greatest(${accounts.overdraft} - ${paid}, 0)` }).where(eq(accounts.id, accountId));
+  await tx.insert(creditGrants).values({ accountId, amount, balance: amount - paid, reference, grantedAt: now, expiresAt: new Date(now.getTime() + days * DAY_MS) });
+  return paid;
+}
+
+/**
+ * Charges served usage: takes `amount` from the account's cards, earliest expiry first, and
+ * carries what they cannot cover to the account's overdraft, so a served request is always
+ * billed in full (the next grant pays the overdraft first). Returns what the cards covered.
+ * The cards are locked (FOR UPDATE) so concurrent charges serialize; the account row only
+ * when there is an overdraft to add.
+ */
+export async function deductCredit(tx: Tx, accountId: number, amount: number, now = new Date()): Promise<number> {
+  const taken = await takeCredit(tx, accountId, amount, now);
+  const rest = amount - taken;
+  // Below a pico-credit the difference is rounding of the card arithmetic, not unpaid usage.
+  if (rest > 1e-12) await tx.update(accounts).set({ overdraft: sql`${accounts.overdraft} + ${rest}` }).where(eq(accounts.id, accountId));
+  return taken;
 }
 
 /**
  * Takes up to `amount` from the account's cards, earliest expiry first, and returns what it
- * took. The cards are locked (FOR UPDATE) so concurrent deductions serialize, and a card is
- * never taken below zero (also enforced by a CHECK constraint).
+ * took (transfers and refunds: never more than is there). The cards are locked (FOR UPDATE)
+ * so concurrent deductions serialize, and a card is never taken below zero (also enforced by
+ * a CHECK constraint).
  */
-export async function deductCredit(tx: Tx, accountId: number, amount: number, now = new Date()): Promise<number> {
+export async function takeCredit(tx: Tx, accountId: number, amount: number, now = new Date()): Promise<number> {
   if (!(amount > 0)) return 0;
   const cards = await tx.select({ id: creditGrants.id, balance: creditGrants.balance }).from(creditGrants)
     .where(and(eq(creditGrants.accountId, accountId), gt(creditGrants.balance, 0), gt(creditGrants.expiresAt, now)))

@@ -2,9 +2,11 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { ConfigKey } from '../../../contract/config/schemas';
 import type { Db, Tx } from '../../adapters/storage/database';
 import { ownerConfigs } from '../../adapters/storage/schema';
-import { PatternTable, parseLevelMapper, parseModelFailover, parseModelMapper, parseResources, parseSwitchOver, type PatternEntry } from '../../domain/mapping/mappers';
+import { PatternTable, parseLevelMapper, parseModelFailover, parseModelMapper, parseSwitchOver, type PatternEntry } from '../../domain/mapping/mappers';
+import { parseResourcePaths } from '../../domain/access/allow-lists';
 import { parseModelLimitsJson, type ModelLimitMap } from '../../domain/mapping/model-limits';
 import { parsePricing, type PricingOverrides } from '../../domain/pricing/overrides';
+import { parseUnpricedPolicy, REFUSE_UNPRICED, type UnpricedPolicy } from '../../domain/pricing/unpriced-policy';
 
 /** An Owner's configuration parsed once per change, as the proxy's hot path reads it. */
 export interface OwnerRouting {
@@ -18,6 +20,8 @@ export interface OwnerRouting {
   resources: string[];
   modelLimits: ModelLimitMap;
   pricing: PricingOverrides;
+  /** UNPRICED_MODEL_POLICY: refuse (default) or bill at a fallback price. */
+  unpricedPolicy: UnpricedPolicy;
 }
 
 type Listener = (ownerId: number) => void;
@@ -30,8 +34,14 @@ export class OwnerConfigStore {
   private raw = new Map<number, Map<string, string>>();
   private parsed = new Map<number, OwnerRouting>();
   private listeners: Listener[] = [];
+  /** Bumped per Owner by `refresh`: a read that began before it must not be kept. */
+  private generations = new Map<number, number>();
 
   constructor(private readonly db: Db) {}
+
+  private generation(ownerId: number): number {
+    return this.generations.get(ownerId) ?? 0;
+  }
 
   onChange(l: Listener): void {
     this.listeners.push(l);
@@ -40,15 +50,20 @@ export class OwnerConfigStore {
   async values(ownerId: number): Promise<Map<string, string>> {
     let m = this.raw.get(ownerId);
     if (!m) {
+      const generation = this.generation(ownerId);
       const rows = await this.db.select().from(ownerConfigs).where(eq(ownerConfigs.ownerId, ownerId));
       m = new Map(rows.map((r) => [r.key, r.value]));
-      this.raw.set(ownerId, m);
+      if (generation === this.generation(ownerId)) this.raw.set(ownerId, m);
     }
     return m;
   }
 
   async routing(ownerId: number): Promise<OwnerRouting> {
-    return this.parsed.get(ownerId) ?? this.build(ownerId, await this.values(ownerId));
+    const hit = this.parsed.get(ownerId);
+    if (hit) return hit;
+    const generation = this.generation(ownerId);
+    const values = await this.values(ownerId);
+    return this.build(ownerId, values, generation === this.generation(ownerId));
   }
 
   /** Synchronous read for the hot path; undefined until the Owner's config was loaded once. */
@@ -56,7 +71,7 @@ export class OwnerConfigStore {
     return this.parsed.get(ownerId);
   }
 
-  private build(ownerId: number, v: Map<string, string>): OwnerRouting {
+  private build(ownerId: number, v: Map<string, string>, keep: boolean): OwnerRouting {
     // Values were validated on write; parse leniently so one bad legacy row cannot stop routing.
     const safe = <T>(fn: () => T, fallback: T) => { try { return fn(); } catch { return fallback; } };
     const modelMapperEntries = safe(() => parseModelMapper(v.get('MODEL_MAPPER') ?? ''), []);
@@ -70,11 +85,12 @@ export class OwnerConfigStore {
       failoverEntries,
       failover: new PatternTable(failoverEntries),
       switchOver: safe(() => parseSwitchOver(v.get('SWITCH_OVER') ?? ''), new Map()),
-      resources: safe(() => parseResources(v.get('RESOURCES') ?? ''), []),
+      resources: safe(() => parseResourcePaths(v.get('RESOURCES') ?? ''), []),
       modelLimits: safe(() => parseModelLimitsJson(v.get('MODEL_LIMITS') ?? ''), {}),
       pricing: safe(() => parsePricing(v.get('PRICING') ?? ''), {}),
+      unpricedPolicy: safe(() => parseUnpricedPolicy(v.get('UNPRICED_MODEL_POLICY') ?? ''), REFUSE_UNPRICED),
     };
-    this.parsed.set(ownerId, routing);
+    if (keep) this.parsed.set(ownerId, routing);
     return routing;
   }
 
@@ -90,9 +106,15 @@ export class OwnerConfigStore {
   }
 
   async refresh(ownerId: number): Promise<void> {
+    this.generations.set(ownerId, this.generation(ownerId) + 1);
     this.raw.delete(ownerId);
     this.parsed.delete(ownerId);
     await this.routing(ownerId);
     for (const l of this.listeners) l(ownerId);
+  }
+
+  /** Re-reads every Owner held in memory (after change notifications may have been missed). */
+  async refreshAll(): Promise<void> {
+    for (const ownerId of new Set([...this.raw.keys(), ...this.parsed.keys()])) await this.refresh(ownerId);
   }
 }

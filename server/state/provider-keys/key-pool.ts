@@ -24,12 +24,21 @@ export class KeyPool {
   private levels = new Map<number, Map<number, PooledKey[]>>();
   private cursors = new Map<string, number>();
   private sleepUntil = new Map<number, number>();
+  private wakeListeners: ((keyId: number) => void)[] = [];
+  /** Reloads started, and per Owner the latest one whose result is held. */
+  private reloads = 0;
+  private landed = new Map<number, number>();
 
   constructor(private readonly db: Db, private readonly vault: Vault) {}
 
   async reload(ownerId: number): Promise<number> {
+    const started = ++this.reloads;
     const rows = await this.db.select().from(providerKeys)
       .where(and(eq(providerKeys.ownerId, ownerId), eq(providerKeys.status, true)));
+    // Two reloads of one Owner can overlap (an admin call here, a change from another
+    // instance): the one that read later wins, whichever finishes last.
+    if ((this.landed.get(ownerId) ?? 0) > started) return rows.length;
+    this.landed.set(ownerId, started);
     const byLevel = new Map<number, PooledKey[]>();
     for (const r of rows.sort((a, b) => a.id - b.id)) {
       const secret = this.vault.decrypt(PURPOSE.providerSecret, r.secretCipher);
@@ -46,6 +55,18 @@ export class KeyPool {
 
   async reloadAll(ownerIds: Iterable<number>): Promise<void> {
     for (const id of ownerIds) await this.reload(id);
+  }
+
+  /** Keys of the Owner held for routing, every Level. */
+  size(ownerId: number): number {
+    let n = 0;
+    for (const list of this.levels.get(ownerId)?.values() ?? []) n += list.length;
+    return n;
+  }
+
+  /** Owners whose keys are held (loaded at least once). */
+  owners(): number[] {
+    return [...this.levels.keys()];
   }
 
   keys(ownerId: number, level: number): readonly PooledKey[] {
@@ -77,7 +98,12 @@ export class KeyPool {
   }
 
   wake(keyId: number): void {
-    this.sleepUntil.delete(keyId);
+    if (this.sleepUntil.delete(keyId)) for (const l of this.wakeListeners) l(keyId);
+  }
+
+  /** Hears a sleeping key woken (re-enabled or given a new secret), so shared key health forgets its sleep too. */
+  onWake(listener: (keyId: number) => void): void {
+    this.wakeListeners.push(listener);
   }
 
   isSleeping(keyId: number, now = Date.now()): boolean {

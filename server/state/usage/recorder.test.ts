@@ -159,6 +159,45 @@ describe('UsageRecorder failures and batching', () => {
     await rec.close();
   });
 
+  it('writes a batch once when its commit went through but the answer was lost, and tells onWritten once', async () => {
+    // The commit happens; the client then sees the connection drop, as after a network cut.
+    let lose = 1;
+    const lossy = new Proxy(db(), {
+      get(target, prop, receiver) {
+        if (prop === 'transaction') {
+          return async (fn: any) => {
+            const out = await target.transaction(fn);
+            if (lose-- > 0) throw new Error('connection terminated unexpectedly');
+            return out;
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    }) as Db;
+    const logs: string[] = [];
+    const written: Array<[number, number]> = [];
+    const rec = new UsageRecorder(lossy, createLogger((l) => logs.push(l), 'debug'), {
+      intervalMs: 60_000, onWritten: (charges) => written.push(...charges),
+    });
+    const a = await createAccount(gw, owner, { CreditGranted: 5 });
+    rec.record(usageOf(a, { creditUsed: 1, requestId: 'req-one' }));
+    rec.record(usageOf(a, { creditUsed: 0.5 }));
+    await expect(rec.flush()).rejects.toThrow(/connection/);
+    expect(rec.buffered).toBe(2);
+    expect(await rec.flush()).toBe(2);
+    expect(rec.buffered).toBe(0);
+    expect(await recordsOf(a.id)).toBe(2);
+    expect((await dailyOf(a.id))[0].requests).toBe(2);
+    expect(await balanceOf(db(), a.id)).toBeCloseTo(3.5, 10);
+    expect(written).toEqual([[a.id, 1.5]]);
+    expect(logs.some((l) => l.includes('usage_batch_already_written'))).toBe(true);
+    const ids = await rows<{ request_id: string }>(sql`select request_id from usage_records where account_id = ${a.id} order by request_id`);
+    expect(ids.map((r) => r.request_id)).toContain('req-one');
+    expect(new Set(ids.map((r) => r.request_id)).size).toBe(2);
+    expect(ids.every((r) => typeof r.request_id === 'string' && r.request_id.length > 0)).toBe(true);
+    await rec.close();
+  });
+
   it('writes a full buffer at once, several transactions when it is large', async () => {
     const rec = new UsageRecorder(db(), createLogger(() => {}), { intervalMs: 60_000, batchSize: 5, maxPerTransaction: 2 });
     const a = await createAccount(gw, owner, { CreditGranted: 5 });

@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db, Tx } from '../../adapters/storage/database';
-import { usageDaily } from '../../adapters/storage/schema';
+import { usageBatches, usageDaily, usageSubtreeDaily } from '../../adapters/storage/schema';
 import { deductCredit } from '../credits/ledger';
 import type { Logger } from '../../core/log';
 import { errorFields } from '../../core/log';
 import type { UsageEvent, UsageSink } from '../../domain/usage/types';
 import { jsonRecords, type RecordWriter } from './record-writers';
+import { readEventsAt, readLines, type JournalPosition, type OrphanRun, type UsageJournal } from './journal';
+import { writtenIn } from './orphans';
+import { aggregate, chargesOf, isCharged, sanitize, subtreeRollups, type Daily } from './batch-rows';
 
 export interface RecorderOptions {
   /** How often buffered events are written. */
@@ -16,36 +20,70 @@ export interface RecorderOptions {
   maxPerTransaction?: number;
   /** How raw records reach the database (see record-writers.ts); the portable JSON path by default. */
   writeRecords?: RecordWriter;
+  /**
+   * Told, after each commit, what was charged per account in it: shared balances that count
+   * charges not yet in the database (REDIS_URL) stop counting them there.
+   */
+  onWritten?: (charges: ReadonlyMap<number, number>) => void;
+  /**
+   * Where every event goes as it is recorded, before the database has it (journal.ts). Without
+   * one (an in-memory database) events live in memory until written.
+   */
+  journal?: UsageJournal;
+  /**
+   * Most events held in memory while they wait for the database; past it (a database outage)
+   * new events are kept only in the journal and read back from it once the database returns.
+   */
+  maxBuffered?: number;
 }
 
-const INT_MAX = 2_147_483_647;
+/** Events written together in one transaction, under an ID that makes a retry recognisable. */
+interface Batch {
+  id: string;
+  events: UsageEvent[];
+  /** Journal sequence numbers of the first and last event (0 without a journal). */
+  from: number;
+  to: number;
+}
+
+interface Entry { seq: number; event: UsageEvent }
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** usage_daily takes 11 parameters a row; PostgreSQL allows 65,535 per statement. */
 const ROWS_PER_INSERT = 4000;
 /** Raw records travel as one document (JSON or CSV): the bound is its size, not a parameter count. */
 const RECORDS_PER_INSERT = 10_000;
+/** Batch IDs are only needed while a retry can still come: far longer than any shutdown grace. */
+const BATCH_ID_RETENTION = '2 days';
+const PRUNE_EVERY_MS = 3_600_000;
 
 /**
- * Root and Owners are not charged: they bring the provider keys their usage runs on.
- * Their ownerId is their own ID, so the event alone tells, without a database read.
- */
-export const isCharged = (e: Pick<UsageEvent, 'accountId' | 'ownerId'>) => e.accountId !== e.ownerId;
-
-export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
-
-interface DailyKey { accountId: number; day: string; model: string }
-interface Daily extends DailyKey {
-  ownerId: number; dna: string; requests: number; prompt: number; completion: number; reasoning: number; cached: number; creditUsed: number;
-}
-
-/**
- * The proxy's usage sink. `record` only appends to memory; a timer (or a full buffer) writes
- * the events in batches, one transaction each: the raw records, the daily aggregates bills
- * read, and the credit deductions. A failed batch goes back to the front of the buffer and
- * is retried on the next tick, so nothing is lost while the database is away.
+ * The proxy's usage sink. `record` appends the event to the journal (when there is one: synced
+ * to disk every JOURNAL_SYNC_MS) and to memory; a timer (or a full buffer) writes the events in
+ * batches, one transaction each: the batch's ID, the raw records, the daily and subtree rollups
+ * bills read, and the credit deductions. A failed batch is kept whole, under its ID, and retried
+ * first on the next tick; when a commit went through but its answer was lost, the retry finds
+ * the ID already written and writes nothing twice. While the database is away, memory holds at
+ * most `maxBuffered` events: the rest stay in the journal and are read back from it, in order.
  */
 export class UsageRecorder implements UsageSink {
-  private buffer: UsageEvent[] = [];
+  private buffer: Entry[] = [];
+  /** Batches whose transaction failed, oldest first: retried as they were, before new events. */
+  private retries: Batch[] = [];
+  /** The batch whose transaction is under way. */
+  private inFlight: Batch | undefined;
+  private batchesWritten = 0;
+  /** Prefix of this recorder's batch and request IDs; a counter makes each unique. */
+  private readonly instance = randomUUID();
+  private sequence = 0;
+  /** Journal sequence number of the last event recorded. */
+  private seq = 0;
+  /**
+   * Set while events are kept only in the journal (memory was full): where in the current
+   * segment the first of them starts, and how many such events wait there.
+   */
+  private spill: (JournalPosition & { waiting: number }) | undefined;
+  private lastPrune = 0;
   private pending = new Map<number, number>();
   private chain: Promise<unknown> = Promise.resolve();
   private flushing = false;
@@ -57,13 +95,21 @@ export class UsageRecorder implements UsageSink {
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private readonly maxPerTransaction: number;
+  private readonly maxBuffered: number;
   private readonly writeRecords: RecordWriter;
+  private readonly onWritten: RecorderOptions['onWritten'];
+  private readonly journal: UsageJournal | undefined;
+  /** Batch transactions committed, failed, and the time they took (for /metrics). */
+  private readonly batchStats = { batches: 0, seconds: 0, failed: 0 };
 
   constructor(private readonly db: Db, private readonly log: Logger, opts: RecorderOptions = {}) {
     this.intervalMs = opts.intervalMs ?? 200;
     this.batchSize = opts.batchSize ?? 1000;
     this.maxPerTransaction = opts.maxPerTransaction ?? 5000;
+    this.maxBuffered = opts.maxBuffered ?? 50_000;
     this.writeRecords = opts.writeRecords ?? jsonRecords;
+    this.onWritten = opts.onWritten;
+    this.journal = opts.journal;
     this.timer = setInterval(() => this.tick(), this.intervalMs);
     this.timer.unref();
   }
@@ -74,24 +120,96 @@ export class UsageRecorder implements UsageSink {
       this.log.error('usage_event_rejected', { reason: 'accountId and ownerId must be integers', model: event.model });
       return;
     }
-    const e = sanitize(event);
+    const e = sanitize(event, () => `${this.instance}.${++this.sequence}`);
     if (this.closed) {
       // Nothing can write it any more; say so rather than drop it silently.
       this.log.error('usage_after_close', { account: e.accountId, model: e.model, credit_used: e.creditUsed });
       return;
     }
-    this.buffer.push(e);
+    const seq = ++this.seq;
+    if (this.journal) {
+      if (!this.spill && this.buffer.length >= this.maxBuffered) {
+        this.spill = { ...this.journal.position(), waiting: 0 };
+        this.log.warn('usage_buffer_spilled', { buffered: this.buffer.length, journal: 'events wait in the journal until the database returns' });
+      }
+      this.journal.appendEvent(seq, e);
+    }
+    if (this.spill) this.spill.waiting++;
+    else this.buffer.push({ seq, event: e });
     if (isCharged(e) && e.creditUsed > 0) this.pending.set(e.accountId, (this.pending.get(e.accountId) ?? 0) + e.creditUsed);
     if (this.buffer.length >= this.batchSize && !this.flushing) this.tick();
+  }
+
+  /** Batches this recorder has written: moves whenever usage reaches the database (caches of bills key on it). */
+  get writtenBatches(): number {
+    return this.batchesWritten;
   }
 
   pendingCredit(accountId: number): number {
     return this.pending.get(accountId) ?? 0;
   }
 
-  /** Events recorded but not yet written. */
+  /** Events recorded but not yet written (in memory or waiting in the journal). */
   get buffered(): number {
-    return this.buffer.length;
+    let n = this.buffer.length + (this.spill?.waiting ?? 0) + (this.inFlight?.events.length ?? 0);
+    for (const b of this.retries) n += b.events.length;
+    return n;
+  }
+
+  /** Batch transactions committed (`batches`, taking `seconds` in all) and failed, since start. */
+  get batchTimes(): Readonly<{ batches: number; seconds: number; failed: number }> {
+    return this.batchStats;
+  }
+
+  /** Events held in memory: bounded by `maxBuffered` (plus one failed batch) whatever the outage. */
+  get inMemory(): number {
+    let n = this.buffer.length + (this.inFlight?.events.length ?? 0);
+    for (const b of this.retries) n += b.events.length;
+    return n;
+  }
+
+  /**
+   * At start, before serving: the journals of runs whose process is gone (this instance's
+   * earlier life after a crash, or one that shut down during an outage) are written to the
+   * database in order, each event once, and removed. Events already in the database are known
+   * from the journal's own written marks and from usage_batches (a batch ID names its range).
+   */
+  async replayOrphans(): Promise<number> {
+    if (!this.journal) return 0;
+    let total = 0;
+    for (const orphan of await this.journal.claimOrphans()) total += await this.replay(orphan);
+    return total;
+  }
+
+  private async replay(orphan: OrphanRun): Promise<number> {
+    const isDone = await writtenIn(this.db, orphan);
+    let written = 0;
+    let batch: Entry[] = [];
+    const writeBatch = async () => {
+      if (!batch.length) return;
+      const b: Batch = { id: `${orphan.run}/${batch[0].seq}-${batch[batch.length - 1].seq}`, from: batch[0].seq, to: batch[batch.length - 1].seq, events: batch.map((x) => x.event) };
+      for (const e of b.events) if (isCharged(e) && e.creditUsed > 0) this.pending.set(e.accountId, (this.pending.get(e.accountId) ?? 0) + e.creditUsed);
+      await this.db.transaction((tx) => this.write(tx, b));
+      this.settle(b.events);
+      written += b.events.length;
+      batch = [];
+    };
+    let last = 0;
+    for await (const line of readLines(orphan.segments)) {
+      if (line?.kind !== 'event' || line.seq <= last) continue;
+      last = line.seq;
+      if (isDone(line.seq)) {
+        // A gap: the batch being gathered ends here, so its ID names one contiguous range.
+        await writeBatch();
+        continue;
+      }
+      batch.push(line);
+      if (batch.length >= this.maxPerTransaction) await writeBatch();
+    }
+    await writeBatch();
+    await orphan.remove();
+    this.log.info('usage_journal_replayed', { run: orphan.run, events: written });
+    return written;
   }
 
   /** Writes everything buffered so far; rejects (keeping the events) when the database fails. */
@@ -104,20 +222,21 @@ export class UsageRecorder implements UsageSink {
   /**
    * Stops the timer and writes what is left; called before the database closes. A database
    * that is away is retried (with the usual backoff) until `deadline` (epoch ms; by default
-   * one attempt): buffered usage is money, so shutdown spends its grace on writing it, and
-   * only then logs what could not be written.
+   * one attempt). What is still unwritten then stays in the journal, on disk, for the next
+   * start to replay; without a journal it is lost, and logged.
    */
   async close(deadline = Date.now()): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    for (let attempts = 1; ; attempts++) {
+    let attempts = 1;
+    for (; ; attempts++) {
       try {
         await this.flush();
         break;
       } catch (err) {
         const left = deadline - Date.now();
         if (left <= 0) {
-          this.log.error('usage_lost_on_shutdown', { events: this.buffer.length, attempts, ...errorFields(err) });
+          if (!this.journal) this.log.error('usage_lost_on_shutdown', { events: this.buffered, attempts, ...errorFields(err) });
           break;
         }
         // The last attempt is made at the deadline rather than skipped for a longer backoff.
@@ -125,12 +244,46 @@ export class UsageRecorder implements UsageSink {
       }
     }
     this.closed = true;
+    if (this.journal) {
+      const left = this.buffered;
+      try {
+        await this.journal.close(left === 0);
+        if (left > 0) this.log.warn('usage_left_in_journal', { events: left, attempts, journal: this.journal.dir });
+      } catch (err) {
+        this.log.error('usage_lost_on_shutdown', { events: left, attempts, ...errorFields(err) });
+      }
+    }
   }
 
   private tick(): void {
-    if (this.buffer.length === 0 || this.flushing || Date.now() < this.retryAt) return;
+    if ((this.buffer.length === 0 && this.retries.length === 0 && !this.spill) || this.flushing || Date.now() < this.retryAt) return;
     // The failure was logged by drain; the events stay buffered for the next tick.
     this.flush().catch(() => undefined);
+  }
+
+  /** The next batch to write: a failed one first, then memory (older), then what waits in the journal. */
+  private async nextBatch(leftInMemory: number): Promise<Batch | undefined> {
+    const retry = this.retries.shift();
+    if (retry) return retry;
+    let entries: Entry[];
+    if (leftInMemory > 0 && this.buffer.length > 0) {
+      entries = this.buffer.splice(0, Math.min(leftInMemory, this.maxPerTransaction));
+    } else if (this.spill && this.journal) {
+      // Everything recorded so far on disk, then read back from where the spill began.
+      await this.journal.sync();
+      const spill = this.spill;
+      const read = await readEventsAt(this.journal.segmentPath(spill.segment), spill.offset, this.journal.writtenBytes, this.maxPerTransaction);
+      if (!read.events.length) return undefined;
+      spill.offset = read.next;
+      spill.waiting -= read.events.length;
+      entries = read.events;
+    } else {
+      return undefined;
+    }
+    if (!this.journal) return { id: `${this.instance}/${++this.sequence}`, from: 0, to: 0, events: entries.map((x) => x.event) };
+    const from = entries[0].seq;
+    const to = entries[entries.length - 1].seq;
+    return { id: `${this.journal.run}/${from}-${to}`, from, to, events: entries.map((x) => x.event) };
   }
 
   private async drain(): Promise<number> {
@@ -140,32 +293,68 @@ export class UsageRecorder implements UsageSink {
       // Only what was buffered when the flush began: events that arrive meanwhile wait for
       // the next tick, or a fast database is written one tiny transaction after another.
       let left = this.buffer.length;
-      while (left > 0) {
-        const batch = this.buffer.splice(0, Math.min(left, this.maxPerTransaction));
-        left -= batch.length;
+      let spilledLeft = this.spill?.waiting ?? 0;
+      for (;;) {
+        if (left <= 0 && spilledLeft <= 0 && this.retries.length === 0) break;
+        const fromMemory = this.retries.length === 0 && left > 0 && this.buffer.length > 0;
+        const batch = await this.nextBatch(left);
+        if (!batch) break;
+        if (fromMemory) left -= batch.events.length;
+        else if (this.retries.length === 0 && batch.events.length) spilledLeft -= batch.events.length;
+        this.inFlight = batch;
+        const began = performance.now();
         try {
           await this.db.transaction((tx) => this.write(tx, batch));
+          this.batchStats.batches++;
+          this.batchStats.seconds += (performance.now() - began) / 1000;
         } catch (err) {
-          this.buffer.unshift(...batch);
+          this.batchStats.failed++;
+          // Kept whole under its ID: if the commit did happen, the retry recognises it.
+          this.inFlight = undefined;
+          this.retries.unshift(batch);
           this.failures++;
           this.retryAt = Date.now() + Math.min(this.intervalMs * 2 ** this.failures, 5000);
           // Messages come from the driver and name tables and columns, never account keys.
-          this.log.error('usage_flush_failed', { events: batch.length, buffered: this.buffer.length, consecutive_failures: this.failures, error: (err as Error)?.message ?? String(err) });
+          this.log.error('usage_flush_failed', { events: batch.events.length, buffered: this.buffered, consecutive_failures: this.failures, error: (err as Error)?.message ?? String(err) });
           throw err;
         }
+        this.inFlight = undefined;
         if (this.failures > 0) this.log.info('usage_flush_recovered', { after_failures: this.failures });
         this.failures = 0;
         this.retryAt = 0;
-        this.settle(batch);
-        written += batch.length;
+        this.journal?.appendWritten(batch.from, batch.to);
+        this.settle(batch.events);
+        written += batch.events.length;
+        // Caught up with the journal: new events are held in memory again.
+        if (this.spill && this.spill.waiting <= 0 && this.buffer.length === 0 && this.retries.length === 0) {
+          this.spill = undefined;
+          this.log.info('usage_buffer_unspilled', {});
+        }
       }
     } finally {
       this.flushing = false;
     }
+    this.prune();
+    await this.journal?.rotateIfDone(() => this.buffer.length === 0 && this.retries.length === 0 && !this.spill);
     return written;
   }
 
-  private async write(tx: Tx, batch: UsageEvent[]): Promise<void> {
+  /** Forgets batch IDs no retry can come for any more; an hourly statement, off the write path. */
+  private prune(): void {
+    const now = Date.now();
+    if (now - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = now;
+    this.db.execute(sql`DELETE FROM usage_batches WHERE written_at < now() - ${BATCH_ID_RETENTION}::interval`)
+      .catch((err) => this.log.warn('usage_batches_prune_failed', errorFields(err)));
+  }
+
+  private async write(tx: Tx, { id, events: batch }: Batch): Promise<void> {
+    const fresh = await tx.insert(usageBatches).values({ id }).onConflictDoNothing().returning({ id: usageBatches.id });
+    if (fresh.length === 0) {
+      // Committed by an earlier attempt whose answer was lost: everything below is in already.
+      this.log.warn('usage_batch_already_written', { batch: id, events: batch.length });
+      return;
+    }
     for (let i = 0; i < batch.length; i += RECORDS_PER_INSERT) await this.writeRecords(tx, batch.slice(i, i + RECORDS_PER_INSERT));
     const daily = aggregate(batch);
     for (let i = 0; i < daily.length; i += ROWS_PER_INSERT) {
@@ -182,6 +371,7 @@ export class UsageRecorder implements UsageSink {
         },
       });
     }
+    await writeSubtreeRollups(tx, daily);
     // Ascending account order, so two instances flushing at once lock cards in the same order.
     for (const [accountId, amount] of [...chargesOf(batch)].sort((a, b) => a[0] - b[0])) {
       await deductCredit(tx, accountId, amount);
@@ -189,63 +379,38 @@ export class UsageRecorder implements UsageSink {
   }
 
   private settle(batch: UsageEvent[]): void {
-    for (const [accountId, amount] of chargesOf(batch)) {
+    this.batchesWritten++;
+    const charges = chargesOf(batch);
+    for (const [accountId, amount] of charges) {
       const left = (this.pending.get(accountId) ?? 0) - amount;
-      if (left > 1e-12) this.pending.set(accountId, left);
+      if (left > 1e-9) this.pending.set(accountId, left);
       else this.pending.delete(accountId);
+    }
+    // Sums of many small costs drift by float rounding: nothing left to write means nothing pending.
+    if (this.buffered === 0) this.pending.clear();
+    if (this.onWritten && charges.size) {
+      try {
+        this.onWritten(charges);
+      } catch (err) {
+        this.log.error('usage_on_written_failed', errorFields(err));
+      }
     }
   }
 }
 
-function chargesOf(batch: UsageEvent[]): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const e of batch) if (isCharged(e) && e.creditUsed > 0) out.set(e.accountId, (out.get(e.accountId) ?? 0) + e.creditUsed);
-  return out;
-}
-
-/** One row per (account, UTC day, model), sorted by key so concurrent upserts lock in one order. */
-export function aggregate(batch: UsageEvent[]): Daily[] {
-  const byKey = new Map<string, Daily>();
-  for (const e of batch) {
-    const day = utcDay(e.at);
-    const k = `${e.accountId}|${day}|${e.model}`;
-    let d = byKey.get(k);
-    if (!d) byKey.set(k, (d = { accountId: e.accountId, day, model: e.model, ownerId: e.ownerId, dna: e.dna, requests: 0, prompt: 0, completion: 0, reasoning: 0, cached: 0, creditUsed: 0 }));
-    d.requests++;
-    d.prompt += e.prompt;
-    d.completion += e.completion;
-    d.reasoning += e.reasoning;
-    d.cached += e.cached;
-    d.creditUsed += e.creditUsed;
-    d.dna = e.dna;
+async function writeSubtreeRollups(tx: Tx, daily: Daily[]): Promise<void> {
+  const rows = subtreeRollups(daily);
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    await tx.insert(usageSubtreeDaily).values(rows.slice(i, i + ROWS_PER_INSERT)).onConflictDoUpdate({
+      target: [usageSubtreeDaily.ancestorId, usageSubtreeDaily.day, usageSubtreeDaily.model],
+      set: {
+        requests: sql`${usageSubtreeDaily.requests} + excluded.requests`,
+        prompt: sql`${usageSubtreeDaily.prompt} + excluded.prompt`,
+        completion: sql`${usageSubtreeDaily.completion} + excluded.completion`,
+        reasoning: sql`${usageSubtreeDaily.reasoning} + excluded.reasoning`,
+        cached: sql`${usageSubtreeDaily.cached} + excluded.cached`,
+        creditUsed: sql`${usageSubtreeDaily.creditUsed} + excluded.credit_used`,
+      },
+    });
   }
-  return [...byKey.values()].sort((a, b) => a.accountId - b.accountId || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
-}
-
-/** PostgreSQL text cannot hold NUL: one such model name would fail every batch it joined. */
-const text = (s: string | undefined, max: number) => (s ?? '').replace(/\0/g, '').slice(0, max);
-
-const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), INT_MAX) : 0);
-
-/**
- * One malformed event must not block every batch after it (a token count past int4, a NaN
- * cost), so values are brought into the columns' ranges when recorded.
- */
-function sanitize(e: UsageEvent): UsageEvent {
-  return {
-    accountId: e.accountId,
-    ownerId: e.ownerId,
-    dna: e.dna ?? '',
-    model: text(e.model, 200) || 'unknown',
-    level: Number.isInteger(e.level) && Math.abs(e.level!) <= INT_MAX ? e.level : null,
-    keyId: Number.isInteger(e.keyId) && Math.abs(e.keyId!) <= INT_MAX ? e.keyId : null,
-    endpoint: text(e.endpoint, 200),
-    prompt: count(e.prompt),
-    completion: count(e.completion),
-    reasoning: count(e.reasoning),
-    cached: count(e.cached),
-    creditUsed: typeof e.creditUsed === 'number' && Number.isFinite(e.creditUsed) && e.creditUsed > 0 ? e.creditUsed : 0,
-    status: e.status === 'abnormal' ? 'abnormal' : 'ok',
-    at: e.at instanceof Date && !Number.isNaN(e.at.getTime()) ? e.at : new Date(),
-  };
 }

@@ -20,6 +20,20 @@ export interface Behaviour {
   stallAfterChunks?: number;
   /** Close the connection without answering, as an upstream closing an idle kept connection just as the request arrives. */
   dropConnection?: boolean;
+  /** Accept the request and never answer (a black hole): the socket stays open until the client gives up. */
+  blackHole?: boolean;
+  /** Milliseconds, sent as `retry-after-ms` (with status 429), as OpenAI does. */
+  retryAfterMs?: number;
+  /** The behaviour holds until this time (Date.now() ms); later requests are answered normally. */
+  activeUntil?: number;
+  /** Flapping: the behaviour holds in every other period of this length (from when it was set), normal answers between. */
+  flapMs?: number;
+  /** The behaviour holds only for requests for these models (an upstream failing one model). */
+  onlyModels?: string[];
+  /** Streaming: with stallAfterChunks, resume after this long instead of never. */
+  stallMs?: number;
+  /** Streaming (chat): end the stream cleanly after the last chunk (usage included) without `data: [DONE]`. */
+  omitDone?: boolean;
   /**
    * Usage to report. `prompt_tokens` includes `cached_tokens` (OpenAI's meaning); the Anthropic
    * format reports them as `input_tokens = prompt_tokens - cached_tokens` plus `cache_read_input_tokens`.
@@ -131,12 +145,19 @@ export async function playStream(req: IncomingMessage, res: ServerResponse, b: B
     }
     return b.stallAfterChunks !== undefined && n >= b.stallAfterChunks;
   };
-  if (stopAt(0)) return;
+  // A stall with stallMs pauses and goes on; without it the stream stays silent for good.
+  const stall = async (n: number) => {
+    if (!stopAt(n)) return false;
+    if (b.stallMs === undefined || b.cutAfterChunks !== undefined && n >= b.cutAfterChunks) return true;
+    await sleep(b.stallMs);
+    return gone;
+  };
+  if (await stall(0)) return;
   for (let i = 0; i < script.content.length; i++) {
     if (i > 0 && delay > 0) await sleep(delay);
     if (gone) return;
     await writeFrame(res, script.content[i]);
-    if (stopAt(i + 1)) return;
+    if (await stall(i + 1)) return;
   }
   if (delay > 0) await sleep(delay);
   for (const f of script.tail) {

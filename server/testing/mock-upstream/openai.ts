@@ -65,7 +65,7 @@ export async function chatCompletions(c: Call): Promise<void> {
     chunk([{ index: 0, delta: i === 0 ? { role: 'assistant', content: p } : { content: p }, logprobs: null, finish_reason: null }]));
   const tail: Frame[] = [chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }])];
   if (includeUsage) tail.push(chunk([], { usage: chatUsage(usage) }));
-  tail.push({ data: '[DONE]' });
+  if (!c.behaviour.omitDone) tail.push({ data: '[DONE]' });
   await playStream(c.req, c.res, c.behaviour, { head: [], content, tail });
 }
 

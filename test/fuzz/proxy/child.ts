@@ -120,6 +120,9 @@ export async function provision(g: ChildGateway, mockUrl: string, upstreamSecret
     return JSON.parse(text);
   };
   await call('POST', '/x-keys', { Name: 'mock', Level: 1, Provider: mockUrl, SecretKey: upstreamSecret, Status: true });
+  // Generated model names are mostly unknown to the price table: billed at a fallback price, a
+  // valid call is served (and billed) rather than refused as unpriced.
+  await call('PUT', '/x-config', { UNPRICED_MODEL_POLICY: 'bill:1,1' });
   const user = async (name: string, extra: Record<string, unknown>) =>
     (await call('POST', '/x-users', { Name: name, Email: `${name}@fuzz.test`, CreditGranted: 5, ...extra })).User.SecretKey as string;
   const funded = await user('proxyfuzz', { CreditGranted: 1_000_000 });

@@ -1,6 +1,6 @@
 import type { Finding } from '../support/findings';
 import { proxyErrorProblem } from '../support/envelope';
-import type { RawOutcome } from '../support/raw-http';
+import type { RawOutcome, RawResponse } from '../support/raw-http';
 import type { ProxyCase } from './cases';
 import type { FramingCase } from './framing';
 
@@ -56,29 +56,27 @@ function mainIngredient(note: string): string {
   return [caller && !/funded|root/.test(caller) ? caller : '', pick].filter(Boolean).join(', ') || 'valid body';
 }
 
-/** The checks on a raw-socket framing case. Returns findings and whether it ended in a bounded wait. */
-export function judgeFraming(c: FramingCase, o: RawOutcome): { findings: Finding[]; waited: boolean; transportLimit: boolean } {
-  const r = judgeFramingCase(c, o);
-  // Our code answers every request it sees in JSON. A finding whose answers are all uWS's own
-  // (an HTML page, or nothing) comes from the HTTP parser of the uWebSockets.js build, before
-  // any code of ours runs: reported as a known transport limitation (docs/decisions.md), not failed.
-  const ours = o.responses.some((x) => x.status >= 200 && x.headers['content-type']?.includes('json'));
-  const transportLimit = r.findings.length > 0 && !ours && o.ending !== 'refused';
-  return { ...r, transportLimit };
+/** uWS's own answer (an HTML page naming it), given before any code of ours ran. */
+export function fromUws(r: RawResponse): boolean {
+  return !r.headers['content-type'] && r.body.includes('uWebSockets/');
 }
 
-function judgeFramingCase(c: FramingCase, o: RawOutcome): { findings: Finding[]; waited: boolean } {
+/** The checks on a raw-socket framing case. Returns findings and whether it ended in a bounded wait. */
+export function judgeFraming(c: FramingCase, o: RawOutcome): { findings: Finding[]; waited: boolean } {
   const out: Finding[] = [];
   const name = c.note ?? 'framing';
   const f = (what: string, detail: string) => out.push({ key: `framing: ${name} → ${what}`, detail: `${detail} (${o.ending} after ${o.ms} ms${c.detail ? `; ${c.detail}` : ''})`, request: c });
   const finals = o.responses.filter((r) => r.status >= 200);
+  // A uWS page with a status documented for this case (docs/decisions.md) is its answer, 505 included.
+  const documented = (r: RawResponse) => fromUws(r) && (c.uws ?? []).includes(r.status);
+  const shown = (r: RawResponse) => `${r.status}${fromUws(r) ? ' (uWS page)' : ''}`;
   if (o.ending === 'refused') return { findings: [{ key: 'gateway refused connections', detail: 'connection refused', request: c }], waited: false };
-  if (finals.some((r) => r.status >= 500)) {
-    for (const r of finals) if (r.status >= 500) f(`${r.status}`, r.body.toString('utf8').slice(0, 200));
+  if (finals.some((r) => r.status >= 500 && !documented(r))) {
+    for (const r of finals) if (r.status >= 500 && !documented(r)) f(shown(r), r.body.toString('utf8').slice(0, 200));
     return { findings: out, waited: false };
   }
   for (const r of finals) {
-    if (r.status >= 400 && r.headers['content-type']?.includes('json')) {
+    if (r.status >= 400 && !fromUws(r)) {
       const problem = proxyErrorProblem(r.body.toString('utf8'), false);
       if (problem) f(`${r.status} without the error envelope`, problem);
     }
@@ -87,18 +85,18 @@ function judgeFramingCase(c: FramingCase, o: RawOutcome): { findings: Finding[];
   const noAnswer = o.ending === 'reset' ? 'connection reset without an answer' : 'connection closed without an answer';
   switch (c.expect) {
     case 'ok':
-      if (finals.length < c.responses) f(finals.length ? `${finals.length} of ${c.responses} answers` : o.ending === 'waited' ? 'no answer (server kept waiting)' : noAnswer, `statuses: ${finals.map((r) => r.status).join(', ') || 'none'}`);
-      else if (finals.some((r) => r.status !== 200)) f(`${finals.map((r) => r.status).join(', ')} instead of 200`, finals.map((r) => r.body.toString('utf8').slice(0, 120)).join(' | '));
+      if (finals.length < c.responses) f(finals.length ? `${finals.length} of ${c.responses} answers` : o.ending === 'waited' ? 'no answer (server kept waiting)' : noAnswer, `statuses: ${finals.map(shown).join(', ') || 'none'}`);
+      else if (finals.some((r) => r.status !== 200)) f(`${finals.map(shown).join(', ')} instead of 200`, finals.map((r) => r.body.toString('utf8').slice(0, 120)).join(' | '));
       break;
     case 'answer':
       if (!finals.length) f(o.ending === 'waited' ? 'no answer (server kept waiting)' : noAnswer, 'an answer (any status below 500) was due');
       break;
     case 'refuse':
       if (!finals.length) f(o.ending === 'waited' ? 'no answer (server kept waiting)' : noAnswer, 'HTTP asks for a 4xx (400 for broken framing)');
-      else if (finals[0].status < 400 || finals[0].status >= 500) f(`${finals[0].status} where a 4xx is due`, finals[0].body.toString('utf8').slice(0, 120));
+      else if ((finals[0].status < 400 || finals[0].status >= 500) && !documented(finals[0])) f(`${shown(finals[0])} where a 4xx is due`, finals[0].body.toString('utf8').slice(0, 120));
       break;
     case 'may-wait':
-      if (finals.length && (finals[0].status < 400 || finals[0].status >= 500)) f(`${finals[0].status} for an incomplete request`, finals[0].body.toString('utf8').slice(0, 120));
+      if (finals.length && (finals[0].status < 400 || finals[0].status >= 500) && !documented(finals[0])) f(`${shown(finals[0])} for an incomplete request`, finals[0].body.toString('utf8').slice(0, 120));
       break;
   }
   return { findings: out, waited: o.ending === 'waited' };

@@ -573,8 +573,8 @@ class ConfigurationApi(object):
             raise ApiValueError("Missing the required parameter `keys` when calling `config_remove`")  # noqa: E501
 
         if self.api_client.client_side_validation and ('keys' in local_var_params and  # noqa: E501
-                                                        len(local_var_params['keys']) > 12):  # noqa: E501
-            raise ApiValueError("Invalid value for parameter `keys` when calling `config_remove`, number of items must be less than or equal to `12`")  # noqa: E501
+                                                        len(local_var_params['keys']) > 13):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `keys` when calling `config_remove`, number of items must be less than or equal to `13`")  # noqa: E501
         if self.api_client.client_side_validation and ('keys' in local_var_params and  # noqa: E501
                                                         len(local_var_params['keys']) < 1):  # noqa: E501
             raise ApiValueError("Invalid value for parameter `keys` when calling `config_remove`, number of items must be greater than or equal to `1`")  # noqa: E501
@@ -609,6 +609,124 @@ class ConfigurationApi(object):
             post_params=form_params,
             files=local_var_files,
             response_type='ConfigDeleteResult',  # noqa: E501
+            auth_settings=auth_settings,
+            async_req=local_var_params.get('async_req'),
+            _return_http_data_only=local_var_params.get('_return_http_data_only'),  # noqa: E501
+            _preload_content=local_var_params.get('_preload_content', True),
+            _request_timeout=local_var_params.get('_request_timeout'),
+            collection_formats=collection_formats)
+
+    def config_test_mail(self, test_mail_request, **kwargs):  # noqa: E501
+        """Send a test mail with the stored mail settings  # noqa: E501
+
+        Sends one message through EMAIL_SMTP, EMAIL_PORT, EMAIL_AUTH and EMAIL_PASS, as alerts are sent. The answer never holds the server's address, the login or the password.  Access: An Owner API key (Root is the Owner in single tenancy).  # noqa: E501
+        This method makes a synchronous HTTP request by default. To make an
+        asynchronous HTTP request, please pass async_req=True
+        >>> thread = api.config_test_mail(test_mail_request, async_req=True)
+        >>> result = thread.get()
+
+        :param async_req bool: execute request asynchronously
+        :param TestMailRequest test_mail_request: (required)
+        :param _preload_content: if False, the urllib3.HTTPResponse object will
+                                 be returned without reading/decoding response
+                                 data. Default is True.
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :return: TestMailResult
+                 If the method is called asynchronously,
+                 returns the request thread.
+        """
+        kwargs['_return_http_data_only'] = True
+        return self.config_test_mail_with_http_info(test_mail_request, **kwargs)  # noqa: E501
+
+    def config_test_mail_with_http_info(self, test_mail_request, **kwargs):  # noqa: E501
+        """Send a test mail with the stored mail settings  # noqa: E501
+
+        Sends one message through EMAIL_SMTP, EMAIL_PORT, EMAIL_AUTH and EMAIL_PASS, as alerts are sent. The answer never holds the server's address, the login or the password.  Access: An Owner API key (Root is the Owner in single tenancy).  # noqa: E501
+        This method makes a synchronous HTTP request by default. To make an
+        asynchronous HTTP request, please pass async_req=True
+        >>> thread = api.config_test_mail_with_http_info(test_mail_request, async_req=True)
+        >>> result = thread.get()
+
+        :param async_req bool: execute request asynchronously
+        :param TestMailRequest test_mail_request: (required)
+        :param _return_http_data_only: response data without head status code
+                                       and headers
+        :param _preload_content: if False, the urllib3.HTTPResponse object will
+                                 be returned without reading/decoding response
+                                 data. Default is True.
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :return: tuple(TestMailResult, status_code(int), headers(HTTPHeaderDict))
+                 If the method is called asynchronously,
+                 returns the request thread.
+        """
+
+        local_var_params = locals()
+
+        all_params = [
+            'test_mail_request'
+        ]
+        all_params.extend(
+            [
+                'async_req',
+                '_return_http_data_only',
+                '_preload_content',
+                '_request_timeout'
+            ]
+        )
+
+        for key, val in six.iteritems(local_var_params['kwargs']):
+            if key not in all_params:
+                raise ApiTypeError(
+                    "Got an unexpected keyword argument '%s'"
+                    " to method config_test_mail" % key
+                )
+            local_var_params[key] = val
+        del local_var_params['kwargs']
+        # verify the required parameter 'test_mail_request' is set
+        if self.api_client.client_side_validation and ('test_mail_request' not in local_var_params or  # noqa: E501
+                                                        local_var_params['test_mail_request'] is None):  # noqa: E501
+            raise ApiValueError("Missing the required parameter `test_mail_request` when calling `config_test_mail`")  # noqa: E501
+
+        collection_formats = {}
+
+        path_params = {}
+
+        query_params = []
+
+        header_params = {}
+
+        form_params = []
+        local_var_files = {}
+
+        body_params = None
+        if 'test_mail_request' in local_var_params:
+            body_params = local_var_params['test_mail_request']
+        # HTTP header `Accept`
+        header_params['Accept'] = self.api_client.select_header_accept(
+            ['application/json'])  # noqa: E501
+
+        # HTTP header `Content-Type`
+        header_params['Content-Type'] = self.api_client.select_header_content_type(  # noqa: E501
+            ['application/json'])  # noqa: E501
+
+        # Authentication setting
+        auth_settings = ['bearerAuth']  # noqa: E501
+
+        return self.api_client.call_api(
+            '/x-config/test-mail', 'POST',
+            path_params,
+            query_params,
+            header_params,
+            body=body_params,
+            post_params=form_params,
+            files=local_var_files,
+            response_type='TestMailResult',  # noqa: E501
             auth_settings=auth_settings,
             async_req=local_var_params.get('async_req'),
             _return_http_data_only=local_var_params.get('_return_http_data_only'),  # noqa: E501

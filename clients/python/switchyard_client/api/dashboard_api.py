@@ -813,3 +813,180 @@ class DashboardApi(object):
             _preload_content=local_var_params.get('_preload_content', True),
             _request_timeout=local_var_params.get('_request_timeout'),
             collection_formats=collection_formats)
+
+    def dashboard_requests(self, **kwargs):  # noqa: E501
+        """Per-request usage: a page of an account's recent requests, newest first  # noqa: E501
+
+        One entry per proxied request that produced usage, as recorded (tokens, cost, model, status, request ID). The caller's own by default; `user` names an account of the caller's tree. Raw records are kept for USAGE_RETENTION_DAYS; bills cover any period.  Access: Any valid account API key.  # noqa: E501
+        This method makes a synchronous HTTP request by default. To make an
+        asynchronous HTTP request, please pass async_req=True
+        >>> thread = api.dashboard_requests(async_req=True)
+        >>> result = thread.get()
+
+        :param async_req bool: execute request asynchronously
+        :param str user:
+        :param int limit:
+        :param str before:
+        :param datetime since:
+        :param datetime until:
+        :param str model:
+        :param str status:
+        :param str request_id:
+        :param _preload_content: if False, the urllib3.HTTPResponse object will
+                                 be returned without reading/decoding response
+                                 data. Default is True.
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :return: RequestPage
+                 If the method is called asynchronously,
+                 returns the request thread.
+        """
+        kwargs['_return_http_data_only'] = True
+        return self.dashboard_requests_with_http_info(**kwargs)  # noqa: E501
+
+    def dashboard_requests_with_http_info(self, **kwargs):  # noqa: E501
+        """Per-request usage: a page of an account's recent requests, newest first  # noqa: E501
+
+        One entry per proxied request that produced usage, as recorded (tokens, cost, model, status, request ID). The caller's own by default; `user` names an account of the caller's tree. Raw records are kept for USAGE_RETENTION_DAYS; bills cover any period.  Access: Any valid account API key.  # noqa: E501
+        This method makes a synchronous HTTP request by default. To make an
+        asynchronous HTTP request, please pass async_req=True
+        >>> thread = api.dashboard_requests_with_http_info(async_req=True)
+        >>> result = thread.get()
+
+        :param async_req bool: execute request asynchronously
+        :param str user:
+        :param int limit:
+        :param str before:
+        :param datetime since:
+        :param datetime until:
+        :param str model:
+        :param str status:
+        :param str request_id:
+        :param _return_http_data_only: response data without head status code
+                                       and headers
+        :param _preload_content: if False, the urllib3.HTTPResponse object will
+                                 be returned without reading/decoding response
+                                 data. Default is True.
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :return: tuple(RequestPage, status_code(int), headers(HTTPHeaderDict))
+                 If the method is called asynchronously,
+                 returns the request thread.
+        """
+
+        local_var_params = locals()
+
+        all_params = [
+            'user',
+            'limit',
+            'before',
+            'since',
+            'until',
+            'model',
+            'status',
+            'request_id'
+        ]
+        all_params.extend(
+            [
+                'async_req',
+                '_return_http_data_only',
+                '_preload_content',
+                '_request_timeout'
+            ]
+        )
+
+        for key, val in six.iteritems(local_var_params['kwargs']):
+            if key not in all_params:
+                raise ApiTypeError(
+                    "Got an unexpected keyword argument '%s'"
+                    " to method dashboard_requests" % key
+                )
+            local_var_params[key] = val
+        del local_var_params['kwargs']
+
+        if self.api_client.client_side_validation and ('user' in local_var_params and  # noqa: E501
+                                                        len(local_var_params['user']) > 320):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `user` when calling `dashboard_requests`, length must be less than or equal to `320`")  # noqa: E501
+        if self.api_client.client_side_validation and ('user' in local_var_params and  # noqa: E501
+                                                        len(local_var_params['user']) < 1):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `user` when calling `dashboard_requests`, length must be greater than or equal to `1`")  # noqa: E501
+        if self.api_client.client_side_validation and 'limit' in local_var_params and local_var_params['limit'] > 200:  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `limit` when calling `dashboard_requests`, must be a value less than or equal to `200`")  # noqa: E501
+        if self.api_client.client_side_validation and 'limit' in local_var_params and local_var_params['limit'] < 1:  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `limit` when calling `dashboard_requests`, must be a value greater than or equal to `1`")  # noqa: E501
+        if self.api_client.client_side_validation and ('before' in local_var_params and  # noqa: E501
+                                                        len(local_var_params['before']) > 400):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `before` when calling `dashboard_requests`, length must be less than or equal to `400`")  # noqa: E501
+        if self.api_client.client_side_validation and ('before' in local_var_params and  # noqa: E501
+                                                        len(local_var_params['before']) < 1):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `before` when calling `dashboard_requests`, length must be greater than or equal to `1`")  # noqa: E501
+        if self.api_client.client_side_validation and 'since' in local_var_params and not re.search(r'^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$', local_var_params['since']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `since` when calling `dashboard_requests`, must conform to the pattern `/^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'until' in local_var_params and not re.search(r'^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$', local_var_params['until']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `until` when calling `dashboard_requests`, must conform to the pattern `/^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$/`")  # noqa: E501
+        if self.api_client.client_side_validation and ('model' in local_var_params and  # noqa: E501
+                                                        len(local_var_params['model']) > 200):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `model` when calling `dashboard_requests`, length must be less than or equal to `200`")  # noqa: E501
+        if self.api_client.client_side_validation and ('model' in local_var_params and  # noqa: E501
+                                                        len(local_var_params['model']) < 1):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `model` when calling `dashboard_requests`, length must be greater than or equal to `1`")  # noqa: E501
+        if self.api_client.client_side_validation and ('request_id' in local_var_params and  # noqa: E501
+                                                        len(local_var_params['request_id']) > 200):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `request_id` when calling `dashboard_requests`, length must be less than or equal to `200`")  # noqa: E501
+        if self.api_client.client_side_validation and ('request_id' in local_var_params and  # noqa: E501
+                                                        len(local_var_params['request_id']) < 1):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `request_id` when calling `dashboard_requests`, length must be greater than or equal to `1`")  # noqa: E501
+        collection_formats = {}
+
+        path_params = {}
+
+        query_params = []
+        if 'user' in local_var_params and local_var_params['user'] is not None:  # noqa: E501
+            query_params.append(('user', local_var_params['user']))  # noqa: E501
+        if 'limit' in local_var_params and local_var_params['limit'] is not None:  # noqa: E501
+            query_params.append(('limit', local_var_params['limit']))  # noqa: E501
+        if 'before' in local_var_params and local_var_params['before'] is not None:  # noqa: E501
+            query_params.append(('before', local_var_params['before']))  # noqa: E501
+        if 'since' in local_var_params and local_var_params['since'] is not None:  # noqa: E501
+            query_params.append(('since', local_var_params['since']))  # noqa: E501
+        if 'until' in local_var_params and local_var_params['until'] is not None:  # noqa: E501
+            query_params.append(('until', local_var_params['until']))  # noqa: E501
+        if 'model' in local_var_params and local_var_params['model'] is not None:  # noqa: E501
+            query_params.append(('model', local_var_params['model']))  # noqa: E501
+        if 'status' in local_var_params and local_var_params['status'] is not None:  # noqa: E501
+            query_params.append(('status', local_var_params['status']))  # noqa: E501
+        if 'request_id' in local_var_params and local_var_params['request_id'] is not None:  # noqa: E501
+            query_params.append(('request_id', local_var_params['request_id']))  # noqa: E501
+
+        header_params = {}
+
+        form_params = []
+        local_var_files = {}
+
+        body_params = None
+        # HTTP header `Accept`
+        header_params['Accept'] = self.api_client.select_header_accept(
+            ['application/json'])  # noqa: E501
+
+        # Authentication setting
+        auth_settings = ['bearerAuth']  # noqa: E501
+
+        return self.api_client.call_api(
+            '/dashboard/requests', 'GET',
+            path_params,
+            query_params,
+            header_params,
+            body=body_params,
+            post_params=form_params,
+            files=local_var_files,
+            response_type='RequestPage',  # noqa: E501
+            auth_settings=auth_settings,
+            async_req=local_var_params.get('async_req'),
+            _return_http_data_only=local_var_params.get('_return_http_data_only'),  # noqa: E501
+            _preload_content=local_var_params.get('_preload_content', True),
+            _request_timeout=local_var_params.get('_request_timeout'),
+            collection_formats=collection_formats)

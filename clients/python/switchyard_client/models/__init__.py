@@ -42,6 +42,8 @@ from switchyard_client.models.error_detail import ErrorDetail
 from switchyard_client.models.generated_key import GeneratedKey
 from switchyard_client.models.helpers_health_response import HelpersHealthResponse
 from switchyard_client.models.json_value import JsonValue
+from switchyard_client.models.key_health_entry import KeyHealthEntry
+from switchyard_client.models.key_health_state import KeyHealthState
 from switchyard_client.models.keys_update_body import KeysUpdateBody
 from switchyard_client.models.keys_update_body_config import KeysUpdateBodyConfig
 from switchyard_client.models.log_entry import LogEntry
@@ -68,11 +70,17 @@ from switchyard_client.models.provider_key import ProviderKey
 from switchyard_client.models.provider_key_create import ProviderKeyCreate
 from switchyard_client.models.provider_key_create_config import ProviderKeyCreateConfig
 from switchyard_client.models.provider_key_result import ProviderKeyResult
+from switchyard_client.models.request_page import RequestPage
+from switchyard_client.models.request_usage import RequestUsage
 from switchyard_client.models.self_rotate import SelfRotate
 from switchyard_client.models.self_rotate_result import SelfRotateResult
 from switchyard_client.models.self_rotate_result_rotate import SelfRotateResultRotate
 from switchyard_client.models.standard_provider_config import StandardProviderConfig
+from switchyard_client.models.test_mail_request import TestMailRequest
+from switchyard_client.models.test_mail_result import TestMailResult
 from switchyard_client.models.token_summary import TokenSummary
+from switchyard_client.models.unpriced_model import UnpricedModel
+from switchyard_client.models.unpriced_model_policy import UnpricedModelPolicy
 from switchyard_client.models.usage_share import UsageShare
 from switchyard_client.models.usage_user import UsageUser
 from switchyard_client.models.user_info import UserInfo

@@ -650,7 +650,7 @@ class Account(object):
     def balance(self):
         """Gets the balance of this Account.  # noqa: E501
 
-        Spendable credit (USD): the unexpired cards, less usage recorded but not yet deducted  # noqa: E501
+        Spendable credit (USD): the unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes  # noqa: E501
 
         :return: The balance of this Account.  # noqa: E501
         :rtype: float
@@ -661,7 +661,7 @@ class Account(object):
     def balance(self, balance):
         """Sets the balance of this Account.
 
-        Spendable credit (USD): the unexpired cards, less usage recorded but not yet deducted  # noqa: E501
+        Spendable credit (USD): the unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes  # noqa: E501
 
         :param balance: The balance of this Account.  # noqa: E501
         :type: float

@@ -40,6 +40,7 @@ class ConfigUpdate(object):
         'resources': 'str',
         'model_limits': 'str',
         'pricing': 'str',
+        'unpriced_model_policy': 'str',
         'xai_mail': 'str',
         'email_smtp': 'str',
         'email_port': 'str',
@@ -55,6 +56,7 @@ class ConfigUpdate(object):
         'resources': 'RESOURCES',
         'model_limits': 'MODEL_LIMITS',
         'pricing': 'PRICING',
+        'unpriced_model_policy': 'UNPRICED_MODEL_POLICY',
         'xai_mail': 'XAI_MAIL',
         'email_smtp': 'EMAIL_SMTP',
         'email_port': 'EMAIL_PORT',
@@ -62,7 +64,7 @@ class ConfigUpdate(object):
         'email_pass': 'EMAIL_PASS'
     }
 
-    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, email_pass=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, email_pass=None, local_vars_configuration=None):  # noqa: E501
         """ConfigUpdate - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -75,6 +77,7 @@ class ConfigUpdate(object):
         self._resources = None
         self._model_limits = None
         self._pricing = None
+        self._unpriced_model_policy = None
         self._xai_mail = None
         self._email_smtp = None
         self._email_port = None
@@ -96,6 +99,8 @@ class ConfigUpdate(object):
             self.model_limits = model_limits
         if pricing is not None:
             self.pricing = pricing
+        if unpriced_model_policy is not None:
+            self.unpriced_model_policy = unpriced_model_policy
         if xai_mail is not None:
             self.xai_mail = xai_mail
         if email_smtp is not None:
@@ -274,6 +279,30 @@ class ConfigUpdate(object):
             raise ValueError("Invalid value for `pricing`, length must be less than or equal to `262144`")  # noqa: E501
 
         self._pricing = pricing
+
+    @property
+    def unpriced_model_policy(self):
+        """Gets the unpriced_model_policy of this ConfigUpdate.  # noqa: E501
+
+
+        :return: The unpriced_model_policy of this ConfigUpdate.  # noqa: E501
+        :rtype: str
+        """
+        return self._unpriced_model_policy
+
+    @unpriced_model_policy.setter
+    def unpriced_model_policy(self, unpriced_model_policy):
+        """Sets the unpriced_model_policy of this ConfigUpdate.
+
+
+        :param unpriced_model_policy: The unpriced_model_policy of this ConfigUpdate.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                unpriced_model_policy is not None and len(unpriced_model_policy) > 100):
+            raise ValueError("Invalid value for `unpriced_model_policy`, length must be less than or equal to `100`")  # noqa: E501
+
+        self._unpriced_model_policy = unpriced_model_policy
 
     @property
     def xai_mail(self):

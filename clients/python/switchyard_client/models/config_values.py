@@ -40,6 +40,7 @@ class ConfigValues(object):
         'resources': 'str',
         'model_limits': 'str',
         'pricing': 'str',
+        'unpriced_model_policy': 'str',
         'xai_mail': 'str',
         'email_smtp': 'str',
         'email_port': 'str',
@@ -54,13 +55,14 @@ class ConfigValues(object):
         'resources': 'RESOURCES',
         'model_limits': 'MODEL_LIMITS',
         'pricing': 'PRICING',
+        'unpriced_model_policy': 'UNPRICED_MODEL_POLICY',
         'xai_mail': 'XAI_MAIL',
         'email_smtp': 'EMAIL_SMTP',
         'email_port': 'EMAIL_PORT',
         'email_auth': 'EMAIL_AUTH'
     }
 
-    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, local_vars_configuration=None):  # noqa: E501
         """ConfigValues - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -73,6 +75,7 @@ class ConfigValues(object):
         self._resources = None
         self._model_limits = None
         self._pricing = None
+        self._unpriced_model_policy = None
         self._xai_mail = None
         self._email_smtp = None
         self._email_port = None
@@ -86,6 +89,7 @@ class ConfigValues(object):
         self.resources = resources
         self.model_limits = model_limits
         self.pricing = pricing
+        self.unpriced_model_policy = unpriced_model_policy
         self.xai_mail = xai_mail
         self.email_smtp = email_smtp
         self.email_port = email_port
@@ -251,6 +255,29 @@ class ConfigValues(object):
             raise ValueError("Invalid value for `pricing`, must not be `None`")  # noqa: E501
 
         self._pricing = pricing
+
+    @property
+    def unpriced_model_policy(self):
+        """Gets the unpriced_model_policy of this ConfigValues.  # noqa: E501
+
+
+        :return: The unpriced_model_policy of this ConfigValues.  # noqa: E501
+        :rtype: str
+        """
+        return self._unpriced_model_policy
+
+    @unpriced_model_policy.setter
+    def unpriced_model_policy(self, unpriced_model_policy):
+        """Sets the unpriced_model_policy of this ConfigValues.
+
+
+        :param unpriced_model_policy: The unpriced_model_policy of this ConfigValues.  # noqa: E501
+        :type: str
+        """
+        if self.local_vars_configuration.client_side_validation and unpriced_model_policy is None:  # noqa: E501
+            raise ValueError("Invalid value for `unpriced_model_policy`, must not be `None`")  # noqa: E501
+
+        self._unpriced_model_policy = unpriced_model_policy
 
     @property
     def xai_mail(self):

@@ -35,16 +35,18 @@ class ErrorDetail(object):
     openapi_types = {
         'message': 'str',
         'type': 'str',
-        'code': 'JsonValue'
+        'code': 'JsonValue',
+        'request_id': 'str'
     }
 
     attribute_map = {
         'message': 'message',
         'type': 'type',
-        'code': 'code'
+        'code': 'code',
+        'request_id': 'request_id'
     }
 
-    def __init__(self, message=None, type=None, code=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, message=None, type=None, code=None, request_id=None, local_vars_configuration=None):  # noqa: E501
         """ErrorDetail - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -53,11 +55,14 @@ class ErrorDetail(object):
         self._message = None
         self._type = None
         self._code = None
+        self._request_id = None
         self.discriminator = None
 
         self.message = message
         self.type = type
         self.code = code
+        if request_id is not None:
+            self.request_id = request_id
 
     @property
     def message(self):
@@ -131,6 +136,29 @@ class ErrorDetail(object):
             raise ValueError("Invalid value for `code`, must not be `None`")  # noqa: E501
 
         self._code = code
+
+    @property
+    def request_id(self):
+        """Gets the request_id of this ErrorDetail.  # noqa: E501
+
+        On the AI proxy routes: the request ID of the call (also in `x-request-id`), the key to its log lines.  # noqa: E501
+
+        :return: The request_id of this ErrorDetail.  # noqa: E501
+        :rtype: str
+        """
+        return self._request_id
+
+    @request_id.setter
+    def request_id(self, request_id):
+        """Sets the request_id of this ErrorDetail.
+
+        On the AI proxy routes: the request ID of the call (also in `x-request-id`), the key to its log lines.  # noqa: E501
+
+        :param request_id: The request_id of this ErrorDetail.  # noqa: E501
+        :type: str
+        """
+
+        self._request_id = request_id
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -654,7 +654,7 @@ class NewAccount(object):
     def balance(self):
         """Gets the balance of this NewAccount.  # noqa: E501
 
-        Spendable credit (USD): the unexpired cards, less usage recorded but not yet deducted  # noqa: E501
+        Spendable credit (USD): the unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes  # noqa: E501
 
         :return: The balance of this NewAccount.  # noqa: E501
         :rtype: float
@@ -665,7 +665,7 @@ class NewAccount(object):
     def balance(self, balance):
         """Sets the balance of this NewAccount.
 
-        Spendable credit (USD): the unexpired cards, less usage recorded but not yet deducted  # noqa: E501
+        Spendable credit (USD): the unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes  # noqa: E501
 
         :param balance: The balance of this NewAccount.  # noqa: E501
         :type: float

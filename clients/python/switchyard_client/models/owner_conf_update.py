@@ -41,7 +41,8 @@ class OwnerConfUpdate(object):
         'model_mapper': 'str',
         'model_failover': 'str',
         'del_keys': 'bool',
-        'model_limits': 'JsonValue'
+        'model_limits': 'JsonValue',
+        'unpriced_model_policy': 'str'
     }
 
     attribute_map = {
@@ -53,10 +54,11 @@ class OwnerConfUpdate(object):
         'model_mapper': 'ModelMapper',
         'model_failover': 'ModelFailover',
         'del_keys': 'DelKeys',
-        'model_limits': 'ModelLimits'
+        'model_limits': 'ModelLimits',
+        'unpriced_model_policy': 'UnpricedModelPolicy'
     }
 
-    def __init__(self, load_keys=None, log_enable=None, save_cache=None, resources=None, level_mapper=None, model_mapper=None, model_failover=None, del_keys=None, model_limits=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, load_keys=None, log_enable=None, save_cache=None, resources=None, level_mapper=None, model_mapper=None, model_failover=None, del_keys=None, model_limits=None, unpriced_model_policy=None, local_vars_configuration=None):  # noqa: E501
         """OwnerConfUpdate - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -71,6 +73,7 @@ class OwnerConfUpdate(object):
         self._model_failover = None
         self._del_keys = None
         self._model_limits = None
+        self._unpriced_model_policy = None
         self.discriminator = None
 
         if load_keys is not None:
@@ -91,6 +94,8 @@ class OwnerConfUpdate(object):
             self.del_keys = del_keys
         if model_limits is not None:
             self.model_limits = model_limits
+        if unpriced_model_policy is not None:
+            self.unpriced_model_policy = unpriced_model_policy
 
     @property
     def load_keys(self):
@@ -300,6 +305,32 @@ class OwnerConfUpdate(object):
         """
 
         self._model_limits = model_limits
+
+    @property
+    def unpriced_model_policy(self):
+        """Gets the unpriced_model_policy of this OwnerConfUpdate.  # noqa: E501
+
+        `refuse` (the default; empty restores it) or `bill:<InputText>,<OutputText>` in USD per million tokens: what the proxy does with a model no price table knows  # noqa: E501
+
+        :return: The unpriced_model_policy of this OwnerConfUpdate.  # noqa: E501
+        :rtype: str
+        """
+        return self._unpriced_model_policy
+
+    @unpriced_model_policy.setter
+    def unpriced_model_policy(self, unpriced_model_policy):
+        """Sets the unpriced_model_policy of this OwnerConfUpdate.
+
+        `refuse` (the default; empty restores it) or `bill:<InputText>,<OutputText>` in USD per million tokens: what the proxy does with a model no price table knows  # noqa: E501
+
+        :param unpriced_model_policy: The unpriced_model_policy of this OwnerConfUpdate.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                unpriced_model_policy is not None and len(unpriced_model_policy) > 100):
+            raise ValueError("Invalid value for `unpriced_model_policy`, length must be less than or equal to `100`")  # noqa: E501
+
+        self._unpriced_model_policy = unpriced_model_policy
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -41,6 +41,9 @@ class OwnerConfView(object):
         'switch_over': 'dict(str, int)',
         'sleeping_keys': 'list[OwnerConfViewSleepingKeys]',
         'disabled_keys': 'list[OwnerConfViewDisabledKeys]',
+        'unpriced_model_policy': 'UnpricedModelPolicy',
+        'unpriced_models': 'list[UnpricedModel]',
+        'key_health': 'list[KeyHealthEntry]',
         'user_min_balance': 'float',
         'user_api_balance': 'float'
     }
@@ -54,11 +57,14 @@ class OwnerConfView(object):
         'switch_over': 'SwitchOver',
         'sleeping_keys': 'SleepingKeys',
         'disabled_keys': 'DisabledKeys',
+        'unpriced_model_policy': 'UnpricedModelPolicy',
+        'unpriced_models': 'UnpricedModels',
+        'key_health': 'KeyHealth',
         'user_min_balance': 'UserMinBalance',
         'user_api_balance': 'UserApiBalance'
     }
 
-    def __init__(self, resources=None, level_mapper=None, model_mapper=None, model_failover=None, model_limits=None, switch_over=None, sleeping_keys=None, disabled_keys=None, user_min_balance=None, user_api_balance=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, resources=None, level_mapper=None, model_mapper=None, model_failover=None, model_limits=None, switch_over=None, sleeping_keys=None, disabled_keys=None, unpriced_model_policy=None, unpriced_models=None, key_health=None, user_min_balance=None, user_api_balance=None, local_vars_configuration=None):  # noqa: E501
         """OwnerConfView - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -72,6 +78,9 @@ class OwnerConfView(object):
         self._switch_over = None
         self._sleeping_keys = None
         self._disabled_keys = None
+        self._unpriced_model_policy = None
+        self._unpriced_models = None
+        self._key_health = None
         self._user_min_balance = None
         self._user_api_balance = None
         self.discriminator = None
@@ -84,6 +93,9 @@ class OwnerConfView(object):
         self.switch_over = switch_over
         self.sleeping_keys = sleeping_keys
         self.disabled_keys = disabled_keys
+        self.unpriced_model_policy = unpriced_model_policy
+        self.unpriced_models = unpriced_models
+        self.key_health = key_health
         self.user_min_balance = user_min_balance
         self.user_api_balance = user_api_balance
 
@@ -272,6 +284,79 @@ class OwnerConfView(object):
             raise ValueError("Invalid value for `disabled_keys`, must not be `None`")  # noqa: E501
 
         self._disabled_keys = disabled_keys
+
+    @property
+    def unpriced_model_policy(self):
+        """Gets the unpriced_model_policy of this OwnerConfView.  # noqa: E501
+
+
+        :return: The unpriced_model_policy of this OwnerConfView.  # noqa: E501
+        :rtype: UnpricedModelPolicy
+        """
+        return self._unpriced_model_policy
+
+    @unpriced_model_policy.setter
+    def unpriced_model_policy(self, unpriced_model_policy):
+        """Sets the unpriced_model_policy of this OwnerConfView.
+
+
+        :param unpriced_model_policy: The unpriced_model_policy of this OwnerConfView.  # noqa: E501
+        :type: UnpricedModelPolicy
+        """
+        if self.local_vars_configuration.client_side_validation and unpriced_model_policy is None:  # noqa: E501
+            raise ValueError("Invalid value for `unpriced_model_policy`, must not be `None`")  # noqa: E501
+
+        self._unpriced_model_policy = unpriced_model_policy
+
+    @property
+    def unpriced_models(self):
+        """Gets the unpriced_models of this OwnerConfView.  # noqa: E501
+
+        Models without a price that were requested (refused or billed at the fallback), latest first, while they stay unpriced; at most 100  # noqa: E501
+
+        :return: The unpriced_models of this OwnerConfView.  # noqa: E501
+        :rtype: list[UnpricedModel]
+        """
+        return self._unpriced_models
+
+    @unpriced_models.setter
+    def unpriced_models(self, unpriced_models):
+        """Sets the unpriced_models of this OwnerConfView.
+
+        Models without a price that were requested (refused or billed at the fallback), latest first, while they stay unpriced; at most 100  # noqa: E501
+
+        :param unpriced_models: The unpriced_models of this OwnerConfView.  # noqa: E501
+        :type: list[UnpricedModel]
+        """
+        if self.local_vars_configuration.client_side_validation and unpriced_models is None:  # noqa: E501
+            raise ValueError("Invalid value for `unpriced_models`, must not be `None`")  # noqa: E501
+
+        self._unpriced_models = unpriced_models
+
+    @property
+    def key_health(self):
+        """Gets the key_health of this OwnerConfView.  # noqa: E501
+
+        Every enabled key (or model on a key) that failed since this instance started, with its circuit's state; a key not listed is healthy  # noqa: E501
+
+        :return: The key_health of this OwnerConfView.  # noqa: E501
+        :rtype: list[KeyHealthEntry]
+        """
+        return self._key_health
+
+    @key_health.setter
+    def key_health(self, key_health):
+        """Sets the key_health of this OwnerConfView.
+
+        Every enabled key (or model on a key) that failed since this instance started, with its circuit's state; a key not listed is healthy  # noqa: E501
+
+        :param key_health: The key_health of this OwnerConfView.  # noqa: E501
+        :type: list[KeyHealthEntry]
+        """
+        if self.local_vars_configuration.client_side_validation and key_health is None:  # noqa: E501
+            raise ValueError("Invalid value for `key_health`, must not be `None`")  # noqa: E501
+
+        self._key_health = key_health
 
     @property
     def user_min_balance(self):

@@ -677,7 +677,7 @@ class UserInfo(object):
     def balance(self):
         """Gets the balance of this UserInfo.  # noqa: E501
 
-        Spendable credit: unexpired cards, less usage recorded but not yet deducted  # noqa: E501
+        Spendable credit: unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes  # noqa: E501
 
         :return: The balance of this UserInfo.  # noqa: E501
         :rtype: float
@@ -688,7 +688,7 @@ class UserInfo(object):
     def balance(self, balance):
         """Sets the balance of this UserInfo.
 
-        Spendable credit: unexpired cards, less usage recorded but not yet deducted  # noqa: E501
+        Spendable credit: unexpired cards, less the overdraft and usage recorded but not yet deducted; negative while the account owes  # noqa: E501
 
         :param balance: The balance of this UserInfo.  # noqa: E501
         :type: float

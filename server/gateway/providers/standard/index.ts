@@ -1,4 +1,5 @@
 import type { PooledKey } from '../../../state/provider-keys/key-pool';
+import { isAnthropicHost } from '../../../domain/providers/families';
 import { keyBase, versioned, type CallInfo, type Endpoint, type Prepared, type ProviderKind } from '../types';
 
 /**
@@ -15,8 +16,6 @@ const OPENAI_PATHS: Record<Exclude<Endpoint, 'messages'>, string> = {
   responses: '/responses',
   embeddings: '/embeddings',
 };
-
-const isAnthropicHost = (host: string) => host === 'anthropic.com' || host.endsWith('.anthropic.com');
 
 interface Prepared0 {
   origin: string;

@@ -4,19 +4,21 @@
  */
 import type { AccountRow } from '../../state/accounts/account-cache';
 import type { OwnerRouting } from '../../state/owner-config/store';
-import { PatternTable, parseLevelMapper, parseModelFailover, parseModelMapper, parseResources, parseSwitchOver } from '../../domain/mapping/mappers';
-import { buildProfile } from '../admission/profile';
+import { PatternTable, parseLevelMapper, parseModelFailover, parseModelMapper, parseSwitchOver } from '../../domain/mapping/mappers';
+import { parseResourcePaths } from '../../domain/access/allow-lists';
+import { buildProfile, type CapFields } from '../admission/profile';
 import { ownerRules } from '../admission/owner-rules';
 import { ProxyCall } from '../call';
 import type { ClientExchange, HeaderFilter, HeaderValues, JsonBody, ResponseStream } from '../transport';
 import type { Endpoint } from '../providers/types';
+import { REFUSE_UNPRICED } from '../../domain/pricing/unpriced-policy';
 
 export function accountRow(fields: Partial<AccountRow> = {}): AccountRow {
   const id = fields.id ?? 42;
   return {
     id, parentId: 1, ownerId: 1, dna: `.1.${id}.`, depth: 1, name: `acct${id}`, email: `acct${id}@example.test`, alias: '', billingEmail: '',
     qrCode: '', role: 'user', level: 1, gear: 0, tier: 0, factor: 1, rates: 1, status: true, suspended: false, dailyLimit: null,
-    hardLimit: null, softLimit: null, userLimit: null, autoQuota: false, rpm: null, rph: null, rpd: null, tpm: null, tph: null, tpd: null,
+    hardLimit: null, softLimit: null, userLimit: null, autoQuota: false, overdraft: 0, rpm: null, rph: null, rpd: null, tpm: null, tph: null, tpd: null,
     resources: '', allowIps: '', allowModels: '', allowLevels: '', modelMapper: '', levelMapper: '', modelLimits: {},
     createdAt: new Date(0), updatedAt: new Date(0),
     ...fields,
@@ -33,9 +35,10 @@ export function ownerRouting(v: { MODEL_MAPPER?: string; LEVEL_MAPPER?: string; 
     levelMapperEntries, levelMapper: new PatternTable(levelMapperEntries),
     failoverEntries, failover: new PatternTable(failoverEntries),
     switchOver: parseSwitchOver(v.SWITCH_OVER ?? ''),
-    resources: parseResources(v.RESOURCES ?? ''),
+    resources: parseResourcePaths(v.RESOURCES ?? ''),
     modelLimits: v.MODEL_LIMITS ?? {},
     pricing: {},
+    unpricedPolicy: REFUSE_UNPRICED,
   };
 }
 
@@ -52,6 +55,7 @@ export interface Sent {
 export class FakeExchange implements ClientExchange {
   aborted = false;
   finished = false;
+  stamp: ClientExchange['stamp'] = null;
   sent: Sent[] = [];
   private listeners: (() => void)[] = [];
 
@@ -79,17 +83,18 @@ export class FakeExchange implements ClientExchange {
   relay(status: number, headers: HeaderValues, omit: HeaderFilter, body: Uint8Array): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
-    this.sent.push({ status, headers: kept(headers, omit), body: Buffer.from(body).toString('utf8') });
+    this.sent.push({ status, headers: this.head(status, kept(headers, omit)), body: Buffer.from(body).toString('utf8') });
   }
 
   openStream(status: number, headers: HeaderValues, omit: HeaderFilter): ResponseStream {
     const ex = this;
     const out: Sent = { status, headers: kept(headers, omit), body: '' };
+    const head = () => this.head(status, out.headers);
     return {
       started: false,
       write(bytes) {
         if (ex.aborted || ex.finished) return undefined;
-        if (!this.started) { (this as { started: boolean }).started = true; ex.sent.push(out); }
+        if (!this.started) { (this as { started: boolean }).started = true; head(); ex.sent.push(out); }
         out.body += Buffer.from(bytes).toString('utf8');
         return undefined;
       },
@@ -106,6 +111,12 @@ export class FakeExchange implements ClientExchange {
         out.clean = false;
       },
     };
+  }
+
+  /** The stamp's headers, as the real transport writes them into the head. */
+  private head(status: number, headers: Record<string, string | readonly string[]>): Record<string, string | readonly string[]> {
+    this.stamp?.stampHead(status, { writeHeader: (name, value) => (headers[name] = value) });
+    return headers;
   }
 }
 
@@ -129,6 +140,8 @@ export function callFor(opts: {
   ex?: FakeExchange;
   row?: AccountRow;
   ancestorMappers?: string[];
+  /** Spend caps of the ancestors within the tenant, nearest first. */
+  ancestorCaps?: CapFields[];
   owner?: OwnerRouting;
   body?: Record<string, unknown>;
 } = {}): ProxyCall & { ex: FakeExchange } {
@@ -137,7 +150,7 @@ export function callFor(opts: {
   const c = new ProxyCall(ex, endpoint, opts.path ?? '/v1/chat/completions') as ProxyCall & { ex: FakeExchange };
   const row = opts.row ?? accountRow();
   c.row = row;
-  c.profile = buildProfile(row, opts.ancestorMappers);
+  c.profile = buildProfile(row, opts.ancestorMappers, opts.ancestorCaps);
   c.owner = opts.owner ?? ownerRouting();
   c.ownerRules = ownerRules(c.owner);
   const body = opts.body ?? { model: 'gpt-4o', messages: [] };

@@ -1,0 +1,1 @@
+CREATE INDEX "usage_records_account_time_idx" ON "usage_records" USING btree ("account_id","created_at");

@@ -1,0 +1,325 @@
+import type { Logger } from '../../core/log';
+import { errorFields } from '../../core/log';
+import type { RedisLink } from '../../adapters/redis/link';
+import { Script } from '../../adapters/redis/script';
+import type { InstancePresence } from '../../adapters/redis/presence';
+import { BATCH } from './redis-batch-script';
+import type { SharedEpoch } from './redis-epoch';
+import type { CounterViews } from './redis-views';
+import type {
+  Actual, AdmissionRefusal, AdmissionRequest, CreditClaim, RateClaim, SpendClaim, ThresholdSink,
+} from './store';
+
+/** A settle (mode 's') or release ('r') of one reservation; kept for replay when Redis cannot take it. */
+export interface Closing {
+  mode: 's' | 'r';
+  r: AdmissionRequest;
+  actual: Actual;
+  now: number;
+}
+
+/** Thrown inside when Redis cannot answer; admission then follows the degraded mode. */
+export class SharedStateAway extends Error {}
+
+export function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return /Connection is closed|Command timed out|ECONNREFUSED|ECONNRESET|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest|max retries per request/i.test(err.message);
+}
+
+export interface BatchOptions {
+  /** A loaded base older than this is re-read in the background (BALANCE_REFRESH_MS); the script is told. */
+  refreshMs: number;
+  onThreshold?: ThresholdSink;
+  log: Logger;
+  /** This instance's ID names its unwritten usage on the counters. */
+  presence: InstancePresence;
+}
+
+export interface BatchHooks {
+  /** A batch sent and not answered yet: `drain` waits for it. */
+  track<T>(p: Promise<T>): Promise<T>;
+  /** A settle or release Redis could not take, to replay when it is back. */
+  defer(c: Closing): void;
+}
+
+const batchScript = new Script(BATCH);
+
+/** While batches are in flight, a settle or release waits at most this long for an admission to travel with (ms). */
+const SETTLE_DELAY_MS = 2;
+/** A tenant's batch is sent at once when it holds this many operations (one script must stay short). */
+const MAX_BATCH_OPS = 128;
+/** How often an instance sweeps a tenant's due reservations and refreshes a counter's TTL (ms). */
+const HOUSEKEEPING_MS = 1000;
+
+const numArg = (x: number) => String(x);
+
+/**
+ * What every request of one claim set (an account profile's credit, spend and rate claims, shared
+ * by its requests) sends the same: full key names for this epoch and the claims' fixed arguments,
+ * built once instead of per request.
+ */
+interface Plan {
+  epoch: number;
+  credit: CreditClaim | null;
+  spend: readonly SpendClaim[];
+  /** Its keys ([credit], spend…, rate…), full names. */
+  keys: string[];
+  /** The claims as the script reads them (redis-batch-script.ts, PLANS). */
+  text: string;
+  /** Last time (the request's clock) this instance refreshed the money keys' TTLs. */
+  admitTouched: number;
+  settleTouched: number;
+}
+
+/** An operation waiting in a tenant's batch. */
+type Op =
+  | { kind: 'a'; r: AdmissionRequest; resolve: (answer: string[]) => void; reject: (err: unknown) => void }
+  | { kind: 's'; c: Closing; done?: () => void };
+
+interface Batch {
+  ownerId: number;
+  /** res, rx, then each plan's keys, once. */
+  keys: string[];
+  /** ARGV: count, sweep time, refreshMs, self, number of plans (filled in when sent); then `plans`, `ids`, `args`. */
+  head: string[];
+  /** Each plan of the batch once: its number (as sent) … */
+  planNo: Map<Plan, string>;
+  /** … and its first key's index in KEYS and its text. */
+  plans: string[];
+  /** The operations' reservation IDs, in order. */
+  ids: string[];
+  args: string[];
+  ops: Op[];
+  /** Latest time among the operations: a sweep uses it. */
+  now: number;
+}
+
+/**
+ * The admissions, settles and releases each tenant makes in one turn of the event loop, sent to
+ * Redis as one batch (one BATCH script: one round trip for the admission, never more), applied
+ * in the order they were made. An admission's answer comes back raw (see `refusalOf`); a
+ * settle's threshold crossings are reported here, and every answer updates the views.
+ */
+export class TenantBatches {
+  private plans = new WeakMap<readonly RateClaim[], Plan[]>();
+  /** Each account's credit key, from its plans: what an invalidation reloads here. */
+  private creditKeyOf = new Map<number, string>();
+  private batches = new Map<number, Batch>();
+  private immediate: NodeJS.Immediate | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly flushAll = () => this.flush();
+  /** Batches sent and not answered yet. */
+  private sending = 0;
+  private readonly refreshArg: string;
+  /** When this instance last swept each tenant's reservations (by full `res` key, so per epoch). */
+  private sweptAt = new Map<string, number>();
+
+  constructor(
+    private readonly link: RedisLink,
+    private readonly epoch: SharedEpoch,
+    private readonly views: CounterViews,
+    private readonly opts: BatchOptions,
+    private readonly hooks: BatchHooks,
+  ) {
+    this.refreshArg = numArg(opts.refreshMs);
+  }
+
+  /** The credit keys of the accounts served here: one account's, or every one (null). */
+  creditKeys(accountId: number | null): string[] {
+    return accountId === null ? [...this.creditKeyOf.values()] : [this.creditKeyOf.get(accountId)].filter((k): k is string => k !== undefined);
+  }
+
+  /** Queues one admission; its answer is the script's fields (see `refusalOf`). */
+  enqueueAdmit(r: AdmissionRequest): Promise<string[]> {
+    if (!this.link.up) return Promise.reject(new SharedStateAway());
+    const plan = this.planOf(r);
+    const b = this.batchOf(r.ownerId);
+    const touch = plan.credit !== null && Math.abs(r.now - plan.admitTouched) >= HOUSEKEEPING_MS;
+    if (touch) plan.admitTouched = r.now;
+    b.ids.push(r.id);
+    b.args.push('a', this.planIn(b, plan), numArg(r.now), numArg(r.expiresAt), r.amount > 0 ? numArg(r.amount) : '0', touch ? '1' : '0', numArg(r.tokens));
+    if (r.now > b.now) b.now = r.now;
+    const answer = new Promise<string[]>((resolve, reject) => b.ops.push({ kind: 'a', r, resolve, reject }));
+    this.scheduled(b, true);
+    return answer;
+  }
+
+  /**
+   * Queues one settle or release for Redis (see `scheduled` for when it goes); a settle that
+   * cannot be written is kept for replay.
+   */
+  enqueueSettle(c: Closing, done?: () => void): void {
+    const { r, now } = c;
+    const plan = this.planOf(r);
+    const b = this.batchOf(r.ownerId);
+    const cost = c.actual.cost > 0 && Number.isFinite(c.actual.cost) ? c.actual.cost : 0;
+    const tokens = c.actual.tokens > 0 && Number.isFinite(c.actual.tokens) ? c.actual.tokens : 0;
+    const touch = c.mode === 's' && cost > 0 && Math.abs(now - plan.settleTouched) >= HOUSEKEEPING_MS;
+    if (touch) plan.settleTouched = now;
+    b.ids.push(r.id);
+    b.args.push(c.mode, this.planIn(b, plan), numArg(now), numArg(cost), numArg(tokens), numArg(r.tokens), touch ? '1' : '0');
+    if (now > b.now) b.now = now;
+    b.ops.push({ kind: 's', c, done });
+    this.scheduled(b, false);
+  }
+
+  /** Sends every waiting batch now. */
+  flush(): void {
+    if (this.immediate) clearImmediate(this.immediate);
+    if (this.timer) clearTimeout(this.timer);
+    this.immediate = undefined;
+    this.timer = undefined;
+    if (this.batches.size === 0) return;
+    const batches = [...this.batches.values()];
+    this.batches.clear();
+    for (const b of batches) this.send(b);
+  }
+
+  /** The claim set's keys and fixed arguments for this epoch, built on its first request. */
+  private planOf(r: AdmissionRequest): Plan {
+    let list = this.plans.get(r.rates);
+    if (list) {
+      // Accounts without caps may pass a fresh empty spend list each time: those are one plan.
+      for (const p of list) if (p.credit === r.credit && (p.spend === r.spend || (p.spend.length === 0 && r.spend.length === 0)) && p.epoch === this.epoch.current) return p;
+    } else {
+      this.plans.set(r.rates, (list = []));
+    }
+    const { credit, spend, rates } = r;
+    const opt = (x: number | null) => (x === null ? '-' : numArg(x));
+    const keys: string[] = [];
+    const text = [credit ? '1' : '0', numArg(spend.length), numArg(rates.length), credit ? numArg(credit.floor) : '-', credit ? opt(credit.lowAt) : '-'];
+    if (credit) {
+      keys.push(this.epoch.key(credit.key));
+      this.views.follow(this.epoch.key(credit.key), 'c', credit.key);
+      this.creditKeyOf.set(credit.accountId, credit.key);
+    }
+    for (const c of spend) {
+      keys.push(this.epoch.key(c.key));
+      this.views.follow(this.epoch.key(c.key), 's', c.key);
+      text.push(opt(c.cap), opt(c.alertAt), c.period, numArg(c.end));
+    }
+    for (const c of rates) {
+      keys.push(this.epoch.key(c.key));
+      this.views.follow(this.epoch.key(c.key), 'r', c.key);
+      text.push(numArg(c.windowMs), numArg(c.limit), c.kind === 'tokens' ? 't' : 'r');
+    }
+    const plan: Plan = { epoch: this.epoch.current, credit, spend, keys, text: text.join(' '), admitTouched: -Infinity, settleTouched: -Infinity };
+    // Spend claims are rebuilt each day and a new epoch renames every key: older plans go.
+    if (list.length >= 4) list.shift();
+    list.push(plan);
+    return plan;
+  }
+
+  private batchOf(ownerId: number): Batch {
+    let b = this.batches.get(ownerId);
+    if (!b) {
+      this.batches.set(ownerId, (b = {
+        ownerId, keys: this.epoch.tenantKeys(ownerId), head: ['', '', this.refreshArg, this.opts.presence.id, ''], planNo: new Map(), plans: [], ids: [], args: [], ops: [], now: -Infinity,
+      }));
+    }
+    return b;
+  }
+
+  /** The plan's number in the batch; its keys and text join the batch on its first request. */
+  private planIn(b: Batch, plan: Plan): string {
+    let no = b.planNo.get(plan);
+    if (no === undefined) {
+      no = numArg(b.planNo.size + 1);
+      b.planNo.set(plan, no);
+      b.plans.push(numArg(b.keys.length + 1), plan.text);
+      for (const key of plan.keys) b.keys.push(key);
+    }
+    return no;
+  }
+
+  /**
+   * An admission sends its tenant's batch in this turn of the event loop (setImmediate: the
+   * requests read in the same turn share it). A settle goes in this turn too when nothing is in
+   * flight (a quiet gateway: Redis does it while the client sends its next call, off that call's
+   * path); under load it waits a little for an admission to travel with, which saves a write
+   * and a script call per request.
+   */
+  private scheduled(b: Batch, urgent: boolean): void {
+    if (b.ops.length >= MAX_BATCH_OPS) {
+      this.batches.delete(b.ownerId);
+      this.send(b);
+      return;
+    }
+    if (urgent || this.sending === 0) {
+      this.immediate ??= setImmediate(this.flushAll);
+    } else if (!this.immediate && !this.timer) {
+      this.timer = setTimeout(this.flushAll, SETTLE_DELAY_MS);
+    }
+  }
+
+  private send(b: Batch): void {
+    const [res] = b.keys;
+    const last = this.sweptAt.get(res);
+    const sweep = last === undefined || Math.abs(b.now - last) >= HOUSEKEEPING_MS;
+    if (sweep) this.sweptAt.set(res, b.now);
+    b.head[0] = numArg(b.ops.length);
+    b.head[1] = sweep ? numArg(b.now) : '';
+    b.head[4] = numArg(b.planNo.size);
+    this.sending++;
+    this.hooks.track(batchScript.run(this.link.client, b.keys, [b.head, b.plans, b.ids, b.args]).then(
+      (answers) => {
+        this.sending--;
+        // One string per operation, its fields separated by NUL (one bulk reply each is cheaper to read than arrays).
+        const list = answers as string[];
+        this.views.apply(list[b.ops.length]);
+        for (let i = 0; i < b.ops.length; i++) {
+          const op = b.ops[i];
+          if (op.kind === 'a') op.resolve(list[i].split('\0'));
+          else {
+            this.settled(op.c, list[i].split('\0'));
+            op.done?.();
+          }
+        }
+      },
+      (err) => {
+        this.sending--;
+        for (const op of b.ops) {
+          if (op.kind === 'a') op.reject(err);
+          else {
+            if (isConnectionError(err) || !this.link.up) this.hooks.defer(op.c);
+            else this.opts.log.error('admission_settle_failed', { request_id: op.c.r.id, ...errorFields(err) });
+            op.done?.();
+          }
+        }
+      },
+    ));
+  }
+
+  /** Reports the threshold crossings of a settle's answer ('ok' alone: none; 'closed': nothing was open). */
+  private settled(c: Closing, a: string[]): void {
+    if (a[0] !== 'ok' || a.length === 1) return;
+    const { r } = c;
+    let i = 1;
+    if (r.credit) {
+      if (a[i] !== '' && r.credit.lowAt !== null) {
+        this.opts.onThreshold?.({ kind: 'low_balance', accountId: r.credit.accountId, ownerId: r.ownerId, period: a[i], value: Number(a[i + 1]), threshold: r.credit.lowAt });
+      }
+      i += 2;
+    }
+    for (const s of r.spend) {
+      if (a[i] === '1' && s.alertAt !== null) {
+        this.opts.onThreshold?.({ kind: 'soft_limit', accountId: s.accountId, ownerId: s.ownerId, period: s.period, value: Number(a[i + 1]), threshold: s.alertAt });
+      }
+      i += 2;
+    }
+  }
+}
+
+/** An admission's answer as a refusal; null when it was admitted (the fields after 'ok' name stale bases). */
+export function refusalOf(r: AdmissionRequest, a: string[]): AdmissionRefusal | null {
+  const amount = r.amount > 0 ? r.amount : 0;
+  switch (a[0]) {
+    case 'c':
+      return { kind: 'credit', claim: r.credit!, available: Number(a[1]), amount };
+    case 's':
+      return { kind: 'spend', claim: r.spend[Number(a[1]) - 1], committed: Number(a[2]), amount };
+    case 'r':
+      return { kind: 'rate', claim: r.rates[Number(a[1]) - 1], used: Number(a[2]), retryAt: Number(a[3]), resetAt: Number(a[4]) };
+  }
+  return null;
+}

@@ -1,0 +1,96 @@
+import type { UsageEvent } from '../../domain/usage/types';
+import { ancestorIdsOf } from '../../domain/accounts/dna';
+
+/**
+ * What one batch of usage events becomes in the database, as pure functions of the events: the
+ * charges per account, the usage_daily rows and the usage_subtree_daily rows, and each event
+ * brought into the columns' ranges when it is recorded.
+ */
+
+const INT_MAX = 2_147_483_647;
+
+/**
+ * Root and Owners are not charged: they bring the provider keys their usage runs on.
+ * Their ownerId is their own ID, so the event alone tells, without a database read.
+ */
+export const isCharged = (e: Pick<UsageEvent, 'accountId' | 'ownerId'>) => e.accountId !== e.ownerId;
+
+export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+
+export interface DailyKey { accountId: number; day: string; model: string }
+export interface Daily extends DailyKey {
+  ownerId: number; dna: string; requests: number; prompt: number; completion: number; reasoning: number; cached: number; creditUsed: number;
+}
+
+export function chargesOf(batch: UsageEvent[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const e of batch) if (isCharged(e) && e.creditUsed > 0) out.set(e.accountId, (out.get(e.accountId) ?? 0) + e.creditUsed);
+  return out;
+}
+
+/** One row per (account, UTC day, model), sorted by key so concurrent upserts lock in one order. */
+export function aggregate(batch: UsageEvent[]): Daily[] {
+  const byKey = new Map<string, Daily>();
+  for (const e of batch) {
+    const day = utcDay(e.at);
+    const k = `${e.accountId}|${day}|${e.model}`;
+    let d = byKey.get(k);
+    if (!d) byKey.set(k, (d = { accountId: e.accountId, day, model: e.model, ownerId: e.ownerId, dna: e.dna, requests: 0, prompt: 0, completion: 0, reasoning: 0, cached: 0, creditUsed: 0 }));
+    d.requests++;
+    d.prompt += e.prompt;
+    d.completion += e.completion;
+    d.reasoning += e.reasoning;
+    d.cached += e.cached;
+    d.creditUsed += e.creditUsed;
+    d.dna = e.dna;
+  }
+  return [...byKey.values()].sort((a, b) => a.accountId - b.accountId || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+}
+
+/** usage_subtree_daily rows of a batch: each daily row added to every ancestor's, sorted by key. */
+export function subtreeRollups(daily: Daily[]): (Omit<Daily, 'accountId' | 'ownerId' | 'dna'> & { ancestorId: number })[] {
+  const byKey = new Map<string, Omit<Daily, 'accountId' | 'ownerId' | 'dna'> & { ancestorId: number }>();
+  for (const d of daily) {
+    for (const ancestorId of ancestorIdsOf(d.dna)) {
+      const k = `${ancestorId}|${d.day}|${d.model}`;
+      let r = byKey.get(k);
+      if (!r) byKey.set(k, (r = { ancestorId, day: d.day, model: d.model, requests: 0, prompt: 0, completion: 0, reasoning: 0, cached: 0, creditUsed: 0 }));
+      r.requests += d.requests;
+      r.prompt += d.prompt;
+      r.completion += d.completion;
+      r.reasoning += d.reasoning;
+      r.cached += d.cached;
+      r.creditUsed += d.creditUsed;
+    }
+  }
+  return [...byKey.values()].sort((a, b) => a.ancestorId - b.ancestorId || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+}
+
+/** PostgreSQL text cannot hold NUL: one such model name would fail every batch it joined. */
+const text = (s: string | undefined, max: number) => (s ?? '').replace(/\0/g, '').slice(0, max);
+
+const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), INT_MAX) : 0);
+
+/**
+ * One malformed event must not block every batch after it (a token count past int4, a NaN
+ * cost), so values are brought into the columns' ranges when recorded.
+ */
+export function sanitize(e: UsageEvent, makeRequestId: () => string): UsageEvent {
+  return {
+    accountId: e.accountId,
+    ownerId: e.ownerId,
+    dna: e.dna ?? '',
+    model: text(e.model, 200) || 'unknown',
+    level: Number.isInteger(e.level) && Math.abs(e.level!) <= INT_MAX ? e.level : null,
+    keyId: Number.isInteger(e.keyId) && Math.abs(e.keyId!) <= INT_MAX ? e.keyId : null,
+    endpoint: text(e.endpoint, 200),
+    prompt: count(e.prompt),
+    completion: count(e.completion),
+    reasoning: count(e.reasoning),
+    cached: count(e.cached),
+    creditUsed: typeof e.creditUsed === 'number' && Number.isFinite(e.creditUsed) && e.creditUsed > 0 ? e.creditUsed : 0,
+    status: e.status === 'abnormal' ? 'abnormal' : 'ok',
+    at: e.at instanceof Date && !Number.isNaN(e.at.getTime()) ? e.at : new Date(),
+    requestId: typeof e.requestId === 'string' && e.requestId ? text(e.requestId, 200) : makeRequestId(),
+  };
+}
