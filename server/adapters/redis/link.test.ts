@@ -23,11 +23,20 @@ describe('RedisLink', () => {
     const prefix = `test:link:${process.pid}:${Date.now()}:`;
     const a = open(prefix);
     const b = open(prefix);
-    await new Promise<void>((resolve) => (a.up ? resolve() : a.onStatus((up) => up && resolve())));
+    expect(await a.ready(2_000)).toBe(true);
+    expect(await a.ready(0)).toBe(true);
     const got = new Promise<string>((resolve) => void b.subscribe('events', resolve));
     await new Promise((r) => setTimeout(r, 100));
     a.publish('events', 'hello');
     expect(await got).toBe('hello');
+  });
+
+  it('ready(ms) answers false after ms when Redis cannot be reached', async () => {
+    const away = connectRedis('redis://127.0.0.1:1/0', { prefix: 'test:away:', log });
+    links.push(away);
+    const started = Date.now();
+    expect(await away.ready(200)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
   });
 
   it('never logs the password of the URL', () => {

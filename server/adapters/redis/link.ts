@@ -15,6 +15,8 @@ export interface RedisLink {
   readonly up: boolean;
   /** Called with true when the connection (re)becomes ready, false when it is lost. */
   onStatus(listener: (up: boolean) => void): () => void;
+  /** Resolves true once commands can be sent (at once if they can), false after `ms` without. */
+  ready(ms: number): Promise<boolean>;
   /** Messages on `channel` (prefixed here); resubscribed after a reconnect. */
   subscribe(channel: string, listener: (message: string) => void): Promise<void>;
   publish(channel: string, message: string): void;
@@ -89,6 +91,20 @@ export function connectRedis(url: string, opts: RedisLinkOptions): RedisLink {
     onStatus(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    ready(ms) {
+      if (up) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => { listeners.delete(listener); resolve(false); }, ms);
+        timer.unref();
+        const listener = (value: boolean) => {
+          if (!value) return;
+          clearTimeout(timer);
+          listeners.delete(listener);
+          resolve(true);
+        };
+        listeners.add(listener);
+      });
     },
     async subscribe(channel, listener) {
       const name = opts.prefix + channel;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { secret } from '../test-fixture';
+import { until } from '../../testing/until';
 import { hello, leaks, startFaults, type Faults } from './test-support';
 
 /**
@@ -17,6 +18,15 @@ beforeAll(async () => {
 afterAll(() => x?.close());
 
 const conf = async () => (await x.f.gw.root.get('/x-conf')).body;
+/** The Owner's list of unpriced models, once it names `models` (the proxy notes them in the background). */
+const unpricedListed = async (...models: string[]) => {
+  let listed: string[] = [];
+  await until(async () => {
+    listed = (await conf()).UnpricedModels.map((m: any) => m.Model);
+    return models.every((m) => listed.includes(m));
+  }).catch(() => undefined);
+  return listed;
+};
 
 describe('fault suite: models without a price', () => {
   it('by default an unpriced model is refused with 403 model_not_priced in both envelopes, never reaches a provider, never billed, and is listed for the Owner', async () => {
@@ -31,6 +41,7 @@ describe('fault suite: models without a price', () => {
     expect(anthropic.error).toMatchObject({ type: 'error', error: { type: 'permission_error', code: 'model_not_priced' } });
     expect(x.f.mock.requests.length - from).toBe(0);
     expect(await x.f.usage(user.id)).toEqual([]);
+    expect((await unpricedListed('house-claude-1', 'house-model-7')).sort()).toEqual(['house-claude-1', 'house-model-7']);
     const view = await conf();
     expect(view.UnpricedModelPolicy).toEqual({ Policy: 'refuse', InputText: null, OutputText: null });
     expect(view.UnpricedModels.map((m: any) => m.Model).sort()).toEqual(['house-claude-1', 'house-model-7']);
@@ -41,7 +52,7 @@ describe('fault suite: models without a price', () => {
   it('Root and Owners, never charged for their own calls, are served an unpriced model under refuse', async () => {
     const r = await x.post(x.f.gw.rootKey, '/v1/chat/completions', { model: 'root-only-model', messages: hello });
     expect(r.status).toBe(200);
-    expect((await conf()).UnpricedModels.map((m: any) => m.Model)).toContain('root-only-model');
+    expect(await unpricedListed('root-only-model')).toContain('root-only-model');
   });
 
   it('a MODEL_FAILOVER fallback without a price is not tried under refuse', async () => {

@@ -7,6 +7,7 @@ import { KeyHealth } from './key-health';
 import { KeyPool } from '../../state/provider-keys/key-pool';
 import type { Db } from '../../adapters/storage/database';
 import type { Vault } from '../../adapters/security/crypto';
+import { until } from '../../testing/until';
 
 const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const prefix = `test:circuits:${process.pid}:${Date.now()}:`;
@@ -23,14 +24,6 @@ async function instance() {
   await board.start();
   opened.push({ link, board });
   return { circuits: health.circuits, pool, health };
-}
-
-async function until(what: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 afterEach(async () => {

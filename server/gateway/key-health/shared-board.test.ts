@@ -6,6 +6,7 @@ import { TcpRelay } from '../../testing/tcp-relay';
 import type { HealthMark } from './board';
 import { SharedHealthBoard } from './shared-board';
 import { SwitchOverWindows } from './switch-over';
+import { until } from '../../testing/until';
 
 const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0');
 const prefix = `test:key-health:${process.pid}:${Date.now()}:`;
@@ -28,14 +29,6 @@ async function instance(url = REDIS.toString(), owners = [7]): Promise<Instance>
   await board.start();
   opened.push({ link, board });
   return { board, link, heard, lines };
-}
-
-async function until(what: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const sleeping = (id: number, ms: number): HealthMark => ({ scope: 'key', ownerId: 7, id, state: 'sleeping', ms });

@@ -44,15 +44,22 @@ export class SharedHealthBoard implements HealthBoard {
     return this.o.link.up;
   }
 
-  /** Subscribes and reads the current marks (waiting at most startWaitMs for Redis). */
+  /**
+   * Subscribes and reads the current marks, waiting at most startWaitMs for Redis: the first
+   * read comes after both the subscription and the command connection are up, so a mark
+   * announced meanwhile is heard once, not heard and then read again.
+   */
   async start(): Promise<void> {
-    this.stopStatus = this.o.link.onStatus((up) => this.status(up));
+    const waitMs = this.o.startWaitMs ?? 2_000;
     const listening = this.marks.listen((m) => this.emit(m)).catch((err) => this.o.log.warn('key_health_subscribe_failed', errorFields(err)));
     const waited = await Promise.race([
-      listening.then(() => (this.o.link.up ? this.sync(false) : undefined)).then(() => true),
-      new Promise<false>((r) => setTimeout(() => r(false), this.o.startWaitMs ?? 2_000).unref()),
+      listening.then(() => this.o.link.ready(waitMs)).then((up) => (up ? this.sync(false).then(() => true) : false)),
+      new Promise<false>((r) => setTimeout(() => r(false), waitMs).unref()),
     ]);
-    if (!waited || !this.o.link.up) this.status(false);
+    // Status changes from here on: a Redis that comes up later (or comes back) is read then.
+    this.stopStatus = this.o.link.onStatus((up) => this.status(up));
+    if (!this.o.link.up) this.status(false);
+    else if (!waited) void this.sync(false);
     this.timer = setInterval(() => { if (this.o.link.up) void this.sync(false); }, this.o.resyncMs ?? 15_000);
     this.timer.unref();
   }
