@@ -18,7 +18,11 @@ export function createLogger(sink: LogSink = (l) => process.stdout.write(l + '\n
   const min = order[minLevel] ?? order.info;
   const emit = (level: LogLevel) => (event: string, fields?: Record<string, unknown>) => {
     if (order[level] < min) return;
-    sink(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }));
+    const line: Record<string, unknown> = { time: new Date().toISOString(), level, event };
+    // A field named like the line's own time, severity or event (a provider key's Level, say)
+    // must never pass for them: it is kept beside them as field_<name>.
+    if (fields) for (const k in fields) line[k === 'time' || k === 'level' || k === 'event' ? `field_${k}` : k] = fields[k];
+    sink(JSON.stringify(line));
   };
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }

@@ -87,7 +87,7 @@ export class KeyHealth {
     this.pool.sleep(key.id, ms);
     this.sleepers.set(key.id, key.ownerId);
     this.board.announce({ scope: 'key', ownerId: key.ownerId, id: key.id, state: 'sleeping', ms });
-    this.log.info('provider_key_sleeping', { key: key.id, level: key.level, owner: key.ownerId, ms });
+    this.log.info('provider_key_sleeping', { key: key.id, key_level: key.level, owner: key.ownerId, ms });
     return ms;
   }
 
@@ -149,7 +149,7 @@ export class KeyHealth {
       return true;
     });
     if (changed) {
-      this.log.warn('provider_key_disabled', { key: key.id, level: key.level, owner: key.ownerId, reason });
+      this.log.warn('provider_key_disabled', { key: key.id, key_level: key.level, owner: key.ownerId, reason });
       this.events?.emit({ type: 'key_disabled', ownerId: key.ownerId, keyId: key.id, level: key.level, reason, at: now.getTime() });
     }
     await this.pool.reload(key.ownerId);
