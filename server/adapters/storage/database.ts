@@ -75,7 +75,7 @@ export async function openDatabase(url: string | undefined, dataDir: string, opt
   try {
     // On its own thread (pglite-worker.mjs): in-process, every batch of usage records stopped
     // all requests while PGlite ran it.
-    client = await RemotePglite.create(dir);
+    client = await RemotePglite.create(dir, migrationsFolder);
   } catch (err) {
     await unlock();
     throw err;

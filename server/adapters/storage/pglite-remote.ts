@@ -48,8 +48,8 @@ export class RemotePglite implements PgliteClient {
   private nextId = 1;
   private failure: Error | null = null;
 
-  private constructor(dataDir: string | undefined) {
-    this.worker = new Worker(workerFile, { workerData: { dataDir } });
+  private constructor(dataDir: string | undefined, migrationsFolder: string | undefined) {
+    this.worker = new Worker(workerFile, { workerData: { dataDir, migrationsFolder } });
     this.worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: Record<string, unknown> }) => {
       const p = this.pending.get(m.id);
       if (!p) return;
@@ -67,9 +67,12 @@ export class RemotePglite implements PgliteClient {
     this.worker.on('exit', (code) => fail(stopped(`the embedded database stopped (exit ${code})`)));
   }
 
-  /** Starts the database thread and waits until PGlite opened its data directory (undefined: in memory). */
-  static async create(dataDir: string | undefined): Promise<RemotePglite> {
-    const db = new RemotePglite(dataDir);
+  /**
+   * Starts the database thread and waits until PGlite opened its data directory (undefined: in
+   * memory); a new database is created with `migrationsFolder`'s migrations already applied.
+   */
+  static async create(dataDir: string | undefined, migrationsFolder?: string): Promise<RemotePglite> {
+    const db = new RemotePglite(dataDir, migrationsFolder);
     await new Promise((resolve, reject) => db.pending.set(0, { resolve, reject }));
     return db;
   }

@@ -86,18 +86,21 @@ const initDbStartParams = (inMemory) => (inMemory ? ['--wal-segsize=1'] : []);
 const CHECKPOINT_MS = 10_000;
 
 /**
- * A new database is created by a process of its own that ends afterwards: PGlite's initdb
- * runs a second PostgreSQL instance and copies its whole heap, several hundred MB that stay
- * referenced (PGlite keeps the instance reachable) and, once freed, partly resident in the
- * allocator's arenas; a thread that ends would still leave those. On disk the database is
- * then simply there; in memory it comes back as a tarball of the fresh data directory.
+ * A new database is created, and given the gateway's schema (the checked-in migrations), by a
+ * process of its own that ends afterwards: PGlite's initdb runs a second PostgreSQL instance
+ * and copies its whole heap, several hundred MB that stay referenced (PGlite keeps the instance
+ * reachable) and, once freed, partly resident in the allocator's arenas; a thread that ends
+ * would still leave those, and the migrations' DDL grows PostgreSQL's memory by ~20 MB more
+ * that an idle gateway would keep. On disk the database is then simply there; in memory it
+ * comes back as a tarball of the fresh data directory. The gateway's own migration run then
+ * finds nothing to do.
  */
-async function createInChild(dataDir) {
+async function createInChild(dataDir, migrationsFolder) {
   const tmp = dataDir ? null : mkdtempSync(path.join(tmpdir(), 'switchyard-pglite-'));
   const tarball = tmp ? path.join(tmp, 'data.tar') : '';
   try {
     await new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), dataDir ?? '', tarball], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), dataDir ?? '', tarball, migrationsFolder ?? ''], { stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       child.stderr.on('data', (d) => {
         if (err.length < 8000) err += d;
@@ -120,17 +123,22 @@ function tarballBlob(buffer) {
   return /** @type {Blob} */ (/** @type {unknown} */ ({ type: '', arrayBuffer: async () => (whole ? buffer.buffer : buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.length)) }));
 }
 
-/** The creating process: `node pglite-worker.mjs <data dir or ''> <tarball path when in memory>`. */
-async function createHere(dataDir, tarball) {
+/** The creating process: `node pglite-worker.mjs <data dir or ''> <tarball path when in memory> <migrations folder or ''>`. */
+async function createHere(dataDir, tarball, migrationsFolder) {
   const db = await PGlite.create(dataDir || undefined, { startParams: startParams(!dataDir), initDbStartParams: initDbStartParams(!dataDir) });
+  if (migrationsFolder) {
+    const { drizzle } = await import('drizzle-orm/pglite');
+    const { migrate } = await import('drizzle-orm/pglite/migrator');
+    await migrate(drizzle({ client: db }), { migrationsFolder });
+  }
   if (tarball) writeFileSync(tarball, new Uint8Array(await (await db.dumpDataDir('none')).arrayBuffer()));
   await db.close();
 }
 
 async function main() {
-  const { dataDir } = workerData;
+  const { dataDir, migrationsFolder } = workerData;
   const fresh = !dataDir || !existsSync(path.join(dataDir, 'PG_VERSION'));
-  const tarball = fresh ? await createInChild(dataDir) : null;
+  const tarball = fresh ? await createInChild(dataDir, migrationsFolder) : null;
   const db = await PGlite.create(dataDir, { startParams: startParams(!dataDir), loadDataDir: tarball ? tarballBlob(tarball) : undefined });
 
   async function handle(msg) {
@@ -202,7 +210,7 @@ async function main() {
 }
 
 if (isMainThread) {
-  createHere(process.argv[2], process.argv[3]).catch((err) => {
+  createHere(process.argv[2], process.argv[3], process.argv[4]).catch((err) => {
     process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
     process.exit(1);
   });

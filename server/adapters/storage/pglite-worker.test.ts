@@ -1,7 +1,8 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrationsFolder } from '../../core/paths';
 import { RemotePglite } from './pglite-remote';
 
 const setting = async (db: RemotePglite, name: string) => ((await db.query(`select current_setting('${name}') as v`)).rows[0] as { v: string }).v;
@@ -53,6 +54,22 @@ describe('the embedded database sized for one gateway (pglite-worker.mjs)', () =
       expect((await again.query('select note from kept')).rows).toEqual([{ note: 'still here' }]);
     } finally {
       await again.close();
+    }
+  }, 60_000);
+
+  it('a new database comes up with the migrations applied by the creating process, on disk and in memory', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sy-pglite-migrated-'));
+    dirs.push(dir);
+    const journal = JSON.parse(readFileSync(path.join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
+    for (const where of [dir, undefined]) {
+      const db = await RemotePglite.create(where, migrationsFolder);
+      try {
+        const applied = (await db.query('select count(*)::int as n from drizzle.__drizzle_migrations')).rows[0] as { n: number };
+        expect(applied.n).toBe(journal.entries.length);
+        expect((await db.query(`select to_regclass('public.accounts') is not null as present`)).rows).toEqual([{ present: true }]);
+      } finally {
+        await db.close();
+      }
     }
   }, 60_000);
 });
