@@ -37,4 +37,11 @@ export interface UsageSink {
   flush(): Promise<number>;
   /** Credit recorded but not yet deducted in the database, so balance checks can subtract it. */
   pendingCredit(accountId: number): number;
+  /**
+   * Equal before and after a database read (and not undefined) when no batch could commit in
+   * between: the read plus pendingCredit then counts each event exactly once.
+   */
+  writeMark(): number | undefined;
+  /** Resolves once the batch being written, if any, has committed or failed. */
+  afterWrite(): Promise<void>;
 }

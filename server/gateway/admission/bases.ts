@@ -9,19 +9,23 @@ const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** At most this many accounts are tracked as possibly holding unwritten usage. */
 const TRACKED = 50_000;
+/** Reads tried while batches keep committing under them, before the cautious value is taken. */
+const READS = 3;
 
 /**
  * The admission store's base values from the database, plus this instance's usage recorded
  * but not yet written (the recorder writes in batches): credit from the ledger (cards −
  * overdraft), period spend from usage_daily's subtree rows. The unwritten part is read
- * synchronously, before the query, so a batch written in between is counted twice (too
- * cautious), never missed (see store.ts, "Loading base values").
+ * synchronously, before the query, so a batch written in between would be counted twice (too
+ * cautious), never missed (see store.ts, "Loading base values"); such a read is taken again
+ * once that batch is done, so a top-up during steady traffic is not met with a 402 for usage
+ * counted twice.
  */
 export class DatabaseBases implements BaseLoader {
   /** Accounts whose usage may still be in the recorder's buffer, with their tenant and DNA. */
   private recent = new Map<number, { ownerId: number; dna: string }>();
 
-  constructor(private readonly db: Db, private readonly usage: Pick<UsageSink, 'pendingCredit'>) {}
+  constructor(private readonly db: Db, private readonly usage: Pick<UsageSink, 'pendingCredit' | 'writeMark' | 'afterWrite'>) {}
 
   /** Called for every usage event handed to the recorder. */
   noteRecorded(e: Pick<UsageEvent, 'accountId' | 'ownerId' | 'dna' | 'creditUsed'>): void {
@@ -30,13 +34,32 @@ export class DatabaseBases implements BaseLoader {
     this.recent.set(e.accountId, { ownerId: e.ownerId, dna: e.dna });
   }
 
-  async credit(accountId: number): Promise<{ spendable: number; epoch: string }> {
-    const pending = this.usage.pendingCredit(accountId);
-    const s = await standingOf(this.db, accountId);
-    return { spendable: s.cards - s.overdraft - pending, epoch: String(s.lastGrant) };
+  credit(accountId: number): Promise<{ spendable: number; epoch: string }> {
+    return this.exact(async () => {
+      const pending = this.usage.pendingCredit(accountId);
+      const s = await standingOf(this.db, accountId);
+      return { spendable: s.cards - s.overdraft - pending, epoch: String(s.lastGrant) };
+    });
   }
 
-  async spend(claim: SpendClaim): Promise<number> {
+  spend(claim: SpendClaim): Promise<number> {
+    return this.exact(() => this.spendOnce(claim));
+  }
+
+  /**
+   * `read` (pending usage taken synchronously, then the database) again after the batch that
+   * may have committed under it, at most READS times; the last is cautious at worst.
+   */
+  private async exact<T>(read: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const mark = this.usage.writeMark();
+      const value = await read();
+      if ((mark !== undefined && mark === this.usage.writeMark()) || attempt === READS) return value;
+      await this.usage.afterWrite();
+    }
+  }
+
+  private async spendOnce(claim: SpendClaim): Promise<number> {
     let pending = 0;
     for (const [id, a] of this.recent) {
       const p = this.usage.pendingCredit(id);

@@ -61,7 +61,8 @@
  * as above. A load snapshots `settled` when it starts and keeps only what is settled after:
  * the loader's value includes everything recorded before it was called (it reads this
  * instance's not-yet-written usage synchronously, before its first await), so an amount
- * written while loading is at worst counted twice (conservative), never missed. A stale
+ * written while loading is never missed; the database loader reads again once a batch that
+ * may have committed under it is done (bases.ts), so it is not counted twice either. A stale
  * counter still answers from its old base while it reloads. A Redis store loads a missing key
  * with the same port and sets it only if still absent (SET NX semantics), so concurrent
  * instances agree on one base.

@@ -72,6 +72,10 @@ export class UsageRecorder implements UsageSink {
   private retries: Batch[] = [];
   /** The batch whose transaction is under way. */
   private inFlight: Batch | undefined;
+  /** Batch transactions begun, and how a reader waits for the one under way (see writeMark). */
+  private writesBegun = 0;
+  private writeEnded: (() => void) | undefined;
+  private writeEnd: Promise<void> = Promise.resolve();
   private batchesWritten = 0;
   /** Prefix of this recorder's batch and request IDs; a counter makes each unique. */
   private readonly instance = randomUUID();
@@ -147,6 +151,33 @@ export class UsageRecorder implements UsageSink {
 
   pendingCredit(accountId: number): number {
     return this.pending.get(accountId) ?? 0;
+  }
+
+  /**
+   * For a reader that adds pendingCredit to what it reads from the database (an admission
+   * base): the same number before and after its read means no batch could commit in between,
+   * so each event was counted once, in the database or in pendingCredit. Undefined while a
+   * batch is being written, or one failed (its commit may have happened) and awaits its retry.
+   */
+  writeMark(): number | undefined {
+    return this.inFlight || this.retries.length ? undefined : this.writesBegun;
+  }
+
+  /** Resolves once the batch being written, if any, has committed or failed. */
+  afterWrite(): Promise<void> {
+    return this.writeEnd;
+  }
+
+  private begin(batch: Batch): void {
+    this.inFlight = batch;
+    this.writesBegun++;
+    this.writeEnd = new Promise<void>((resolve) => (this.writeEnded = resolve));
+  }
+
+  private end(): void {
+    this.inFlight = undefined;
+    this.writeEnded?.();
+    this.writeEnded = undefined;
   }
 
   /** Events recorded but not yet written (in memory or waiting in the journal). */
@@ -301,7 +332,7 @@ export class UsageRecorder implements UsageSink {
         if (!batch) break;
         if (fromMemory) left -= batch.events.length;
         else if (this.retries.length === 0 && batch.events.length) spilledLeft -= batch.events.length;
-        this.inFlight = batch;
+        this.begin(batch);
         const began = performance.now();
         try {
           await this.db.transaction((tx) => this.write(tx, batch));
@@ -310,20 +341,22 @@ export class UsageRecorder implements UsageSink {
         } catch (err) {
           this.batchStats.failed++;
           // Kept whole under its ID: if the commit did happen, the retry recognises it.
-          this.inFlight = undefined;
           this.retries.unshift(batch);
+          this.end();
           this.failures++;
           this.retryAt = Date.now() + Math.min(this.intervalMs * 2 ** this.failures, 5000);
           // Messages come from the driver and name tables and columns, never account keys.
           this.log.error('usage_flush_failed', { events: batch.events.length, buffered: this.buffered, consecutive_failures: this.failures, error: (err as Error)?.message ?? String(err) });
           throw err;
         }
-        this.inFlight = undefined;
+        // Pending credit leaves in the same turn the commit is known: a reader waiting in
+        // afterWrite() runs later and finds both the database and pendingCredit up to date.
+        this.end();
+        this.settle(batch.events);
         if (this.failures > 0) this.log.info('usage_flush_recovered', { after_failures: this.failures });
         this.failures = 0;
         this.retryAt = 0;
         this.journal?.appendWritten(batch.from, batch.to);
-        this.settle(batch.events);
         written += batch.events.length;
         // Caught up with the journal: new events are held in memory again.
         if (this.spill && this.spill.waiting <= 0 && this.buffer.length === 0 && this.retries.length === 0) {
