@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import type { Db, Tx } from '../../adapters/storage/database';
-import { usageBatches, usageDaily, usageSubtreeDaily } from '../../adapters/storage/schema';
-import { deductCredit } from '../credits/ledger';
+import type { Db } from '../../adapters/storage/database';
 import type { Logger } from '../../core/log';
 import { errorFields } from '../../core/log';
 import type { UsageEvent, UsageSink } from '../../domain/usage/types';
 import { jsonRecords, type RecordWriter } from './record-writers';
 import { readEventsAt, readLines, type JournalPosition, type OrphanRun, type UsageJournal } from './journal';
 import { writtenIn } from './orphans';
-import { aggregate, chargesOf, isCharged, sanitize, subtreeRollups, type Daily } from './batch-rows';
+import { chargesOf, sanitize } from './batch-rows';
+import { writeBatch } from './batch-write';
+import { PendingCredit } from './pending-credit';
 
 export interface RecorderOptions {
   /** How often buffered events are written. */
@@ -49,10 +49,6 @@ interface Batch {
 interface Entry { seq: number; event: UsageEvent }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** usage_daily takes 11 parameters a row; PostgreSQL allows 65,535 per statement. */
-const ROWS_PER_INSERT = 4000;
-/** Raw records travel as one document (JSON or CSV): the bound is its size, not a parameter count. */
-const RECORDS_PER_INSERT = 10_000;
 /** Batch IDs are only needed while a retry can still come: far longer than any shutdown grace. */
 const BATCH_ID_RETENTION = '2 days';
 const PRUNE_EVERY_MS = 3_600_000;
@@ -60,8 +56,8 @@ const PRUNE_EVERY_MS = 3_600_000;
 /**
  * The proxy's usage sink. `record` appends the event to the journal (when there is one: synced
  * to disk every JOURNAL_SYNC_MS) and to memory; a timer (or a full buffer) writes the events in
- * batches, one transaction each: the batch's ID, the raw records, the daily and subtree rollups
- * bills read, and the credit deductions. A failed batch is kept whole, under its ID, and retried
+ * batches, one transaction each (batch-write.ts); pending credit is kept per account
+ * (pending-credit.ts) until its batch commits. A failed batch is kept whole, under its ID, and retried
  * first on the next tick; when a commit went through but its answer was lost, the retry finds
  * the ID already written and writes nothing twice. While the database is away, memory holds at
  * most `maxBuffered` events: the rest stay in the journal and are read back from it, in order.
@@ -72,10 +68,6 @@ export class UsageRecorder implements UsageSink {
   private retries: Batch[] = [];
   /** The batch whose transaction is under way. */
   private inFlight: Batch | undefined;
-  /** Batch transactions begun, and how a reader waits for the one under way (see writeMark). */
-  private writesBegun = 0;
-  private writeEnded: (() => void) | undefined;
-  private writeEnd: Promise<void> = Promise.resolve();
   private batchesWritten = 0;
   /** Prefix of this recorder's batch and request IDs; a counter makes each unique. */
   private readonly instance = randomUUID();
@@ -88,7 +80,7 @@ export class UsageRecorder implements UsageSink {
    */
   private spill: (JournalPosition & { waiting: number }) | undefined;
   private lastPrune = 0;
-  private pending = new Map<number, number>();
+  private readonly pending = new PendingCredit();
   private chain: Promise<unknown> = Promise.resolve();
   private flushing = false;
   private timer: NodeJS.Timeout | undefined;
@@ -140,7 +132,7 @@ export class UsageRecorder implements UsageSink {
     }
     if (this.spill) this.spill.waiting++;
     else this.buffer.push({ seq, event: e });
-    if (isCharged(e) && e.creditUsed > 0) this.pending.set(e.accountId, (this.pending.get(e.accountId) ?? 0) + e.creditUsed);
+    this.pending.add(e);
     if (this.buffer.length >= this.batchSize && !this.flushing) this.tick();
   }
 
@@ -150,34 +142,26 @@ export class UsageRecorder implements UsageSink {
   }
 
   pendingCredit(accountId: number): number {
-    return this.pending.get(accountId) ?? 0;
+    return this.pending.of(accountId);
   }
 
-  /**
-   * For a reader that adds pendingCredit to what it reads from the database (an admission
-   * base): the same number before and after its read means no batch could commit in between,
-   * so each event was counted once, in the database or in pendingCredit. Undefined while a
-   * batch is being written, or one failed (its commit may have happened) and awaits its retry.
-   */
+  /** See PendingCredit: a failed batch (its commit may have happened) leaves it undefined until retried. */
   writeMark(): number | undefined {
-    return this.inFlight || this.retries.length ? undefined : this.writesBegun;
+    return this.pending.mark(this.retries.length > 0);
   }
 
-  /** Resolves once the batch being written, if any, has committed or failed. */
   afterWrite(): Promise<void> {
-    return this.writeEnd;
+    return this.pending.afterWrite();
   }
 
   private begin(batch: Batch): void {
     this.inFlight = batch;
-    this.writesBegun++;
-    this.writeEnd = new Promise<void>((resolve) => (this.writeEnded = resolve));
+    this.pending.writeBegan();
   }
 
   private end(): void {
     this.inFlight = undefined;
-    this.writeEnded?.();
-    this.writeEnded = undefined;
+    this.pending.writeEnded();
   }
 
   /** Events recorded but not yet written (in memory or waiting in the journal). */
@@ -216,11 +200,16 @@ export class UsageRecorder implements UsageSink {
     const isDone = await writtenIn(this.db, orphan);
     let written = 0;
     let batch: Entry[] = [];
-    const writeBatch = async () => {
+    const writeOrphanBatch = async () => {
       if (!batch.length) return;
       const b: Batch = { id: `${orphan.run}/${batch[0].seq}-${batch[batch.length - 1].seq}`, from: batch[0].seq, to: batch[batch.length - 1].seq, events: batch.map((x) => x.event) };
-      for (const e of b.events) if (isCharged(e) && e.creditUsed > 0) this.pending.set(e.accountId, (this.pending.get(e.accountId) ?? 0) + e.creditUsed);
-      await this.db.transaction((tx) => this.write(tx, b));
+      for (const e of b.events) this.pending.add(e);
+      this.begin(b);
+      try {
+        await this.db.transaction((tx) => writeBatch(tx, b, this.writeRecords, this.log));
+      } finally {
+        this.end();
+      }
       this.settle(b.events);
       written += b.events.length;
       batch = [];
@@ -231,13 +220,13 @@ export class UsageRecorder implements UsageSink {
       last = line.seq;
       if (isDone(line.seq)) {
         // A gap: the batch being gathered ends here, so its ID names one contiguous range.
-        await writeBatch();
+        await writeOrphanBatch();
         continue;
       }
       batch.push(line);
-      if (batch.length >= this.maxPerTransaction) await writeBatch();
+      if (batch.length >= this.maxPerTransaction) await writeOrphanBatch();
     }
-    await writeBatch();
+    await writeOrphanBatch();
     await orphan.remove();
     this.log.info('usage_journal_replayed', { run: orphan.run, events: written });
     return written;
@@ -335,7 +324,7 @@ export class UsageRecorder implements UsageSink {
         this.begin(batch);
         const began = performance.now();
         try {
-          await this.db.transaction((tx) => this.write(tx, batch));
+          await this.db.transaction((tx) => writeBatch(tx, batch, this.writeRecords, this.log));
           this.batchStats.batches++;
           this.batchStats.seconds += (performance.now() - began) / 1000;
         } catch (err) {
@@ -381,46 +370,10 @@ export class UsageRecorder implements UsageSink {
       .catch((err) => this.log.warn('usage_batches_prune_failed', errorFields(err)));
   }
 
-  private async write(tx: Tx, { id, events: batch }: Batch): Promise<void> {
-    const fresh = await tx.insert(usageBatches).values({ id }).onConflictDoNothing().returning({ id: usageBatches.id });
-    if (fresh.length === 0) {
-      // Committed by an earlier attempt whose answer was lost: everything below is in already.
-      this.log.warn('usage_batch_already_written', { batch: id, events: batch.length });
-      return;
-    }
-    for (let i = 0; i < batch.length; i += RECORDS_PER_INSERT) await this.writeRecords(tx, batch.slice(i, i + RECORDS_PER_INSERT));
-    const daily = aggregate(batch);
-    for (let i = 0; i < daily.length; i += ROWS_PER_INSERT) {
-      await tx.insert(usageDaily).values(daily.slice(i, i + ROWS_PER_INSERT)).onConflictDoUpdate({
-        target: [usageDaily.accountId, usageDaily.day, usageDaily.model],
-        set: {
-          dna: sql`excluded.dna`,
-          requests: sql`${usageDaily.requests} + excluded.requests`,
-          prompt: sql`${usageDaily.prompt} + excluded.prompt`,
-          completion: sql`${usageDaily.completion} + excluded.completion`,
-          reasoning: sql`${usageDaily.reasoning} + excluded.reasoning`,
-          cached: sql`${usageDaily.cached} + excluded.cached`,
-          creditUsed: sql`${usageDaily.creditUsed} + excluded.credit_used`,
-        },
-      });
-    }
-    await writeSubtreeRollups(tx, daily);
-    // Ascending account order, so two instances flushing at once lock cards in the same order.
-    for (const [accountId, amount] of [...chargesOf(batch)].sort((a, b) => a[0] - b[0])) {
-      await deductCredit(tx, accountId, amount);
-    }
-  }
-
   private settle(batch: UsageEvent[]): void {
     this.batchesWritten++;
     const charges = chargesOf(batch);
-    for (const [accountId, amount] of charges) {
-      const left = (this.pending.get(accountId) ?? 0) - amount;
-      if (left > 1e-9) this.pending.set(accountId, left);
-      else this.pending.delete(accountId);
-    }
-    // Sums of many small costs drift by float rounding: nothing left to write means nothing pending.
-    if (this.buffered === 0) this.pending.clear();
+    this.pending.written(charges, this.buffered === 0);
     if (this.onWritten && charges.size) {
       try {
         this.onWritten(charges);
@@ -428,22 +381,5 @@ export class UsageRecorder implements UsageSink {
         this.log.error('usage_on_written_failed', errorFields(err));
       }
     }
-  }
-}
-
-async function writeSubtreeRollups(tx: Tx, daily: Daily[]): Promise<void> {
-  const rows = subtreeRollups(daily);
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-    await tx.insert(usageSubtreeDaily).values(rows.slice(i, i + ROWS_PER_INSERT)).onConflictDoUpdate({
-      target: [usageSubtreeDaily.ancestorId, usageSubtreeDaily.day, usageSubtreeDaily.model],
-      set: {
-        requests: sql`${usageSubtreeDaily.requests} + excluded.requests`,
-        prompt: sql`${usageSubtreeDaily.prompt} + excluded.prompt`,
-        completion: sql`${usageSubtreeDaily.completion} + excluded.completion`,
-        reasoning: sql`${usageSubtreeDaily.reasoning} + excluded.reasoning`,
-        cached: sql`${usageSubtreeDaily.cached} + excluded.cached`,
-        creditUsed: sql`${usageSubtreeDaily.creditUsed} + excluded.credit_used`,
-      },
-    });
   }
 }

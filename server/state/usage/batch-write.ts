@@ -1,0 +1,60 @@
+import { sql } from 'drizzle-orm';
+import type { Tx } from '../../adapters/storage/database';
+import { usageBatches, usageDaily, usageSubtreeDaily } from '../../adapters/storage/schema';
+import type { Logger } from '../../core/log';
+import type { UsageEvent } from '../../domain/usage/types';
+import { deductCredit } from '../credits/ledger';
+import { aggregate, chargesOf, subtreeRollups, type Daily } from './batch-rows';
+import type { RecordWriter } from './record-writers';
+
+/** usage_daily takes 11 parameters a row; PostgreSQL allows 65,535 per statement. */
+const ROWS_PER_INSERT = 4000;
+/** Raw records travel as one document (JSON or CSV): the bound is its size, not a parameter count. */
+const RECORDS_PER_INSERT = 10_000;
+
+/** A rollup row met again adds the batch's counts to what it held. */
+const summed = (t: typeof usageDaily | typeof usageSubtreeDaily) => ({
+  requests: sql`${t.requests} + excluded.requests`,
+  prompt: sql`${t.prompt} + excluded.prompt`,
+  completion: sql`${t.completion} + excluded.completion`,
+  reasoning: sql`${t.reasoning} + excluded.reasoning`,
+  cached: sql`${t.cached} + excluded.cached`,
+  creditUsed: sql`${t.creditUsed} + excluded.credit_used`,
+});
+
+/**
+ * One batch of usage in its transaction: the batch's ID (a retry of a batch whose commit went
+ * through finds it and writes nothing twice), the raw records, the daily and subtree rollups
+ * bills read, and the credit deductions.
+ */
+export async function writeBatch(tx: Tx, { id, events: batch }: { id: string; events: UsageEvent[] }, writeRecords: RecordWriter, log: Pick<Logger, 'warn'>): Promise<void> {
+  const fresh = await tx.insert(usageBatches).values({ id }).onConflictDoNothing().returning({ id: usageBatches.id });
+  if (fresh.length === 0) {
+    // Committed by an earlier attempt whose answer was lost: everything below is in already.
+    log.warn('usage_batch_already_written', { batch: id, events: batch.length });
+    return;
+  }
+  for (let i = 0; i < batch.length; i += RECORDS_PER_INSERT) await writeRecords(tx, batch.slice(i, i + RECORDS_PER_INSERT));
+  const daily = aggregate(batch);
+  for (let i = 0; i < daily.length; i += ROWS_PER_INSERT) {
+    await tx.insert(usageDaily).values(daily.slice(i, i + ROWS_PER_INSERT)).onConflictDoUpdate({
+      target: [usageDaily.accountId, usageDaily.day, usageDaily.model],
+      set: { dna: sql`excluded.dna`, ...summed(usageDaily) },
+    });
+  }
+  await writeSubtreeRollups(tx, daily);
+  // Ascending account order, so two instances flushing at once lock cards in the same order.
+  for (const [accountId, amount] of [...chargesOf(batch)].sort((a, b) => a[0] - b[0])) {
+    await deductCredit(tx, accountId, amount);
+  }
+}
+
+async function writeSubtreeRollups(tx: Tx, daily: Daily[]): Promise<void> {
+  const rows = subtreeRollups(daily);
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    await tx.insert(usageSubtreeDaily).values(rows.slice(i, i + ROWS_PER_INSERT)).onConflictDoUpdate({
+      target: [usageSubtreeDaily.ancestorId, usageSubtreeDaily.day, usageSubtreeDaily.model],
+      set: summed(usageSubtreeDaily),
+    });
+  }
+}
