@@ -1,5 +1,5 @@
 import { COMMON } from './redis-scripts';
-import { ADMIT_ONE, SETTLE_ONE } from './redis-operations';
+import { ADMIT_ONE, SETTLE_ONE, TRIM_ONE } from './redis-operations';
 
 /**
  * The state of the counters one batch touches, read once (HMGET per money counter, MGET per
@@ -59,6 +59,14 @@ local function res_set(id, rec, expiresAt)
   RES[id] = rec
   RESX[id] = expiresAt or false
 end
+-- A record rewritten in place: its expiry stays as it is (or as set earlier in this batch).
+local function res_keep(id, rec)
+  if RESX[id] == nil then
+    RESK[#RESK + 1] = id
+    RESX[id] = false
+  end
+  RES[id] = rec
+end
 `;
 
 /**
@@ -101,8 +109,8 @@ end
  * KEYS: res, rx, then each plan's keys (once per batch).
  * ARGV: count, sweep time ('' = no sweep in this batch), refreshMs, self (this instance), number
  *       of plans, per plan its first key's index and its text (PLANS), the operations'
- *       reservation IDs in order, then each operation as 7 arguments: 'a' and ADMIT_ONE's, or
- *       's'/'r' and SETTLE_ONE's (a release ignores the last ones).
+ *       reservation IDs in order, then each operation as 9 arguments: 'a' and ADMIT_ONE's,
+ *       's'/'r'/'l'/'q' and SETTLE_ONE's (a release ignores some), or 't' and TRIM_ONE's.
  * Answers one string per operation (fields separated by NUL), then the counters' values after
  * the batch for the store's views: money key, spendable or spent, reserved …, then '|', then
  * rate key, tat ('' = none) ….
@@ -110,7 +118,7 @@ end
  * second per tenant: store.ts's expiry is within a second, as in one process); the reservation
  * hash and set get a day's TTL when created and at each sweep while admitting.
  */
-export const BATCH = COMMON + STATE + PLANS + ADMIT_ONE + SETTLE_ONE + `
+export const BATCH = COMMON + STATE + PLANS + ADMIT_ONE + SETTLE_ONE + TRIM_ONE + `
 local out = {}
 local refresh = tonumber(ARGV[3])
 local n = tonumber(ARGV[1])
@@ -133,10 +141,12 @@ for op = 1, n do
     local ok
     out[op], ok = admit_one(ARGV[ids + op], a + 1, refresh)
     if ok then admitted = true end
+  elseif kind == 't' then
+    out[op] = trim_one(ARGV[ids + op], a + 1)
   else
     out[op] = settle_one(ARGV[ids + op], kind, a + 1)
   end
-  a = a + 7
+  a = a + 9
 end
 
 local views = {}
@@ -186,7 +196,7 @@ if #RESK > 0 then
     local rec = RES[id]
     if rec then
       hset[#hset + 1] = id; hset[#hset + 1] = rec
-      zadd[#zadd + 1] = RESX[id]; zadd[#zadd + 1] = id
+      if RESX[id] then zadd[#zadd + 1] = RESX[id]; zadd[#zadd + 1] = id end
     else
       hdel[#hdel + 1] = id
       zrem[#zrem + 1] = id

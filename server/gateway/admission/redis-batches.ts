@@ -10,12 +10,19 @@ import type {
   Actual, AdmissionRefusal, AdmissionRequest, CreditClaim, RateClaim, SpendClaim, ThresholdSink,
 } from './store';
 
-/** A settle (mode 's') or release ('r') of one reservation; kept for replay when Redis cannot take it. */
+/**
+ * A settle (mode 's') or release ('r') of one reservation, of one request admitted under a lease
+ * ('l', 'q': `lease` names it), or the end of a lease ('t': `r` is the lease's own admission,
+ * `actual` and `units` what it did not use); kept for replay when Redis cannot take it.
+ */
 export interface Closing {
-  mode: 's' | 'r';
+  mode: 's' | 'r' | 'l' | 'q' | 't';
   r: AdmissionRequest;
   actual: Actual;
   now: number;
+  lease?: string;
+  /** 't': request units the lease did not use. */
+  units?: number;
 }
 
 /** Thrown inside when Redis cannot answer; admission then follows the degraded mode. */
@@ -44,8 +51,8 @@ export interface BatchHooks {
 
 const batchScript = new Script(BATCH);
 
-/** While batches are in flight, a settle or release waits at most this long for an admission to travel with (ms). */
-const SETTLE_DELAY_MS = 2;
+/** A settle or release waits at most this long for others (or an admission) to travel with (ms). */
+const SETTLE_DELAY_MS = 5;
 /** A tenant's batch is sent at once when it holds this many operations (one script must stay short). */
 const MAX_BATCH_OPS = 128;
 /** How often an instance sweeps a tenant's due reservations and refreshes a counter's TTL (ms). */
@@ -74,7 +81,23 @@ interface Plan {
 /** An operation waiting in a tenant's batch. */
 type Op =
   | { kind: 'a'; r: AdmissionRequest; resolve: (answer: string[]) => void; reject: (err: unknown) => void }
-  | { kind: 's'; c: Closing; done?: () => void };
+  | { kind: 's'; c: Closing; done?: () => void; sum?: PartSum };
+
+/**
+ * The settles (or the releases) of one lease's requests in one batch, sent as one operation: the
+ * script adds their costs, tokens and parts exactly as it would one after another.
+ */
+interface PartSum {
+  /** Where the operation's arguments start in the batch's `args`. */
+  at: number;
+  now: number;
+  cost: number;
+  tokens: number;
+  held: number;
+  part: number;
+  /** The closings after the first, for replay if the batch cannot be written. */
+  more: { c: Closing; done?: () => void }[];
+}
 
 interface Batch {
   ownerId: number;
@@ -90,6 +113,9 @@ interface Batch {
   ids: string[];
   args: string[];
   ops: Op[];
+  /** Lease parts summed per lease ID: settles ('l') and releases ('q'). */
+  settles: Map<string, PartSum>;
+  releases: Map<string, PartSum>;
   /** Latest time among the operations: a sweep uses it. */
   now: number;
 }
@@ -108,8 +134,6 @@ export class TenantBatches {
   private immediate: NodeJS.Immediate | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly flushAll = () => this.flush();
-  /** Batches sent and not answered yet. */
-  private sending = 0;
   private readonly refreshArg: string;
   /** When this instance last swept each tenant's reservations (by full `res` key, so per epoch). */
   private sweptAt = new Map<string, number>();
@@ -129,15 +153,18 @@ export class TenantBatches {
     return accountId === null ? [...this.creditKeyOf.values()] : [this.creditKeyOf.get(accountId)].filter((k): k is string => k !== undefined);
   }
 
-  /** Queues one admission; its answer is the script's fields (see `refusalOf`). */
-  enqueueAdmit(r: AdmissionRequest): Promise<string[]> {
+  /**
+   * Queues one admission; its answer is the script's fields (see `refusalOf`). A lease takes
+   * `units` of each request limit, counted `lag` ms from now (redis-operations.ts, ADMIT_ONE).
+   */
+  enqueueAdmit(r: AdmissionRequest, units = 1, lag = 0): Promise<string[]> {
     if (!this.link.up) return Promise.reject(new SharedStateAway());
     const plan = this.planOf(r);
     const b = this.batchOf(r.ownerId);
     const touch = plan.credit !== null && Math.abs(r.now - plan.admitTouched) >= HOUSEKEEPING_MS;
     if (touch) plan.admitTouched = r.now;
     b.ids.push(r.id);
-    b.args.push('a', this.planIn(b, plan), numArg(r.now), numArg(r.expiresAt), r.amount > 0 ? numArg(r.amount) : '0', touch ? '1' : '0', numArg(r.tokens));
+    b.args.push('a', this.planIn(b, plan), numArg(r.now), numArg(r.expiresAt), r.amount > 0 ? numArg(r.amount) : '0', touch ? '1' : '0', numArg(r.tokens), numArg(units), numArg(lag));
     if (r.now > b.now) b.now = r.now;
     const answer = new Promise<string[]>((resolve, reject) => b.ops.push({ kind: 'a', r, resolve, reject }));
     this.scheduled(b, true);
@@ -154,12 +181,34 @@ export class TenantBatches {
     const b = this.batchOf(r.ownerId);
     const cost = c.actual.cost > 0 && Number.isFinite(c.actual.cost) ? c.actual.cost : 0;
     const tokens = c.actual.tokens > 0 && Number.isFinite(c.actual.tokens) ? c.actual.tokens : 0;
-    const touch = c.mode === 's' && cost > 0 && Math.abs(now - plan.settleTouched) >= HOUSEKEEPING_MS;
+    const touch = (c.mode === 's' || c.mode === 'l') && cost > 0 && Math.abs(now - plan.settleTouched) >= HOUSEKEEPING_MS;
     if (touch) plan.settleTouched = now;
-    b.ids.push(r.id);
-    b.args.push(c.mode, this.planIn(b, plan), numArg(now), numArg(cost), numArg(tokens), numArg(r.tokens), touch ? '1' : '0');
     if (now > b.now) b.now = now;
-    b.ops.push({ kind: 's', c, done });
+    const held = c.mode === 't' ? c.units ?? 0 : r.tokens;
+    const part = r.amount > 0 ? r.amount : 0;
+    if (c.lease !== undefined && (c.mode === 'l' || c.mode === 'q')) {
+      const sums = c.mode === 'l' ? b.settles : b.releases;
+      const sum = sums.get(c.lease);
+      if (sum) {
+        sum.cost += cost;
+        sum.tokens += tokens;
+        sum.held += held;
+        sum.part += part;
+        if (now > sum.now) sum.now = now;
+        if (touch) b.args[sum.at + 6] = '1';
+        sum.more.push({ c, done });
+        return;
+      }
+      const first: PartSum = { at: b.args.length, now, cost, tokens, held, part, more: [] };
+      sums.set(c.lease, first);
+      b.ids.push(c.lease);
+      b.args.push(c.mode, this.planIn(b, plan), '', '', '', '', touch ? '1' : '0', '', '');
+      b.ops.push({ kind: 's', c, done, sum: first });
+    } else {
+      b.ids.push(c.lease ?? r.id);
+      b.args.push(c.mode, this.planIn(b, plan), numArg(now), numArg(cost), numArg(tokens), numArg(held), touch ? '1' : '0', numArg(part), '');
+      b.ops.push({ kind: 's', c, done });
+    }
     this.scheduled(b, false);
   }
 
@@ -214,7 +263,7 @@ export class TenantBatches {
     let b = this.batches.get(ownerId);
     if (!b) {
       this.batches.set(ownerId, (b = {
-        ownerId, keys: this.epoch.tenantKeys(ownerId), head: ['', '', this.refreshArg, this.opts.presence.id, ''], planNo: new Map(), plans: [], ids: [], args: [], ops: [], now: -Infinity,
+        ownerId, keys: this.epoch.tenantKeys(ownerId), head: ['', '', this.refreshArg, this.opts.presence.id, ''], planNo: new Map(), plans: [], ids: [], args: [], ops: [], settles: new Map(), releases: new Map(), now: -Infinity,
       }));
     }
     return b;
@@ -234,10 +283,10 @@ export class TenantBatches {
 
   /**
    * An admission sends its tenant's batch in this turn of the event loop (setImmediate: the
-   * requests read in the same turn share it). A settle goes in this turn too when nothing is in
-   * flight (a quiet gateway: Redis does it while the client sends its next call, off that call's
-   * path); under load it waits a little for an admission to travel with, which saves a write
-   * and a script call per request.
+   * requests read in the same turn share it). A settle waits a little for others and for an
+   * admission to travel with: it delays nothing a client waits for (its reservation holds the
+   * money meanwhile), and with leases (redis-leases.ts) most batches hold only settles, so each
+   * write to Redis, which wakes it on another core, carries many.
    */
   private scheduled(b: Batch, urgent: boolean): void {
     if (b.ops.length >= MAX_BATCH_OPS) {
@@ -245,7 +294,7 @@ export class TenantBatches {
       this.send(b);
       return;
     }
-    if (urgent || this.sending === 0) {
+    if (urgent) {
       this.immediate ??= setImmediate(this.flushAll);
     } else if (!this.immediate && !this.timer) {
       this.timer = setTimeout(this.flushAll, SETTLE_DELAY_MS);
@@ -257,13 +306,19 @@ export class TenantBatches {
     const last = this.sweptAt.get(res);
     const sweep = last === undefined || Math.abs(b.now - last) >= HOUSEKEEPING_MS;
     if (sweep) this.sweptAt.set(res, b.now);
+    for (const sum of [...b.settles.values(), ...b.releases.values()]) {
+      const a = b.args;
+      a[sum.at + 2] = numArg(sum.now);
+      a[sum.at + 3] = numArg(sum.cost);
+      a[sum.at + 4] = numArg(sum.tokens);
+      a[sum.at + 5] = numArg(sum.held);
+      a[sum.at + 7] = numArg(sum.part);
+    }
     b.head[0] = numArg(b.ops.length);
     b.head[1] = sweep ? numArg(b.now) : '';
     b.head[4] = numArg(b.planNo.size);
-    this.sending++;
     this.hooks.track(batchScript.run(this.link.client, b.keys, [b.head, b.plans, b.ids, b.args]).then(
       (answers) => {
-        this.sending--;
         // One string per operation, its fields separated by NUL (one bulk reply each is cheaper to read than arrays).
         const list = answers as string[];
         this.views.apply(list[b.ops.length]);
@@ -273,17 +328,19 @@ export class TenantBatches {
           else {
             this.settled(op.c, list[i].split('\0'));
             op.done?.();
+            if (op.sum) for (const m of op.sum.more) m.done?.();
           }
         }
       },
       (err) => {
-        this.sending--;
         for (const op of b.ops) {
           if (op.kind === 'a') op.reject(err);
           else {
-            if (isConnectionError(err) || !this.link.up) this.hooks.defer(op.c);
-            else this.opts.log.error('admission_settle_failed', { request_id: op.c.r.id, ...errorFields(err) });
-            op.done?.();
+            for (const { c, done } of [{ c: op.c, done: op.done }, ...op.sum?.more ?? []]) {
+              if (isConnectionError(err) || !this.link.up) this.hooks.defer(c);
+              else this.opts.log.error('admission_settle_failed', { request_id: c.r.id, ...errorFields(err) });
+              done?.();
+            }
           }
         }
       },

@@ -6,7 +6,10 @@
 /**
  * One admission (see store.ts "admit"), inside BATCH. `id`: its reservation ID; `a`: where its
  * arguments start: plan, now, expiresAt, amount, touch ('1': refresh the credit key's TTL; the
- * instance does it about once a second per counter), tokens.
+ * instance does it about once a second per counter), tokens, units, lag. A request takes one
+ * unit of each request limit and lag 0; a lease (redis-leases.ts) takes `units` requests at
+ * once, counted as arriving `lag` ms from now (when it ends: the latest its requests can come),
+ * and its record is flagged ' L' after the amount.
  * Answers:
  *   m key settled gen …  when money counters must be loaded first;
  *   c available / s index committed / r index used retryAt resetAt  refusals;
@@ -22,6 +25,9 @@ local function admit_one(id, a, refresh)
   local amount = tonumber(amountText)
   local touch = ARGV[a + 4] == '1'
   local tokens = tonumber(ARGV[a + 5])
+  local units = tonumber(ARGV[a + 6])
+  local lag = tonumber(ARGV[a + 7])
+  local at = now + lag
   local k = p.k
   local nMoney = p.nMoney
   local rk = k + nMoney
@@ -66,10 +72,10 @@ local function admit_one(id, a, refresh)
     for i = 1, p.nRate do
       local c = p.rate[i]
       local w, limit, T = c.w, c.limit, c.T
-      local cost = 1
+      local cost = units
       if c.tokens then cost = math.min(tokens, limit) end
       local tat = R[KEYS[rk + i - 1]] or 0
-      local nxt = max(tat, now) + cost * T
+      local nxt = max(tat, at) + cost * T
       if nxt - now > w + EPS_MS then
         local used = 0
         if tat > now then used = math.min(limit, ceil((tat - now) / T - 1e-9)) end
@@ -81,7 +87,7 @@ local function admit_one(id, a, refresh)
   if RES[id] then return 'e' .. SEP .. 'reservation ' .. id .. ' is already open', false end
 
   -- The record names the money keys, so a sweep by any instance can give the amount back.
-  local rec = {amountText}
+  local rec = {lag > 0 and amountText .. ' L' or amountText}
   for i = 1, nMoney do rec[i + 1] = KEYS[k + i - 1] end
   res_set(id, concat(rec, '\\n'), expiresAt)
   if amount > 0 then
@@ -99,9 +105,13 @@ end
 `;
 
 /**
- * Settle (mode 's') or release (mode 'r') of one reservation, inside BATCH. `a`: where its
+ * Settle (mode 's') or release ('r') of one reservation, inside BATCH. `a`: where its
  * arguments start: plan, now, cost, tokens, tokens reserved at admission, touch ('1': refresh
- * the money keys' TTLs).
+ * the money keys' TTLs), part.
+ * Modes 'l' (settle) and 'q' (release) close one request admitted under a lease: `id` is the
+ * lease's, `part` the request's amount, which leaves the lease's record (the rest stays until
+ * the lease is trimmed and its last part closed); on a lease that expired or is gone the cost
+ * still applies, as on an expired reservation.
  * Answers 'closed' when there was nothing open, 'ok' when no threshold was crossed, else
  * ok [credit: epoch or '', spendable] [per spend: '1' or '', spent].
  * The reservation's money keys are the request's own (the record holds them for a sweep by
@@ -124,18 +134,28 @@ local function money_settle(m, key, amount, settling, cost)
 end
 local function settle_one(id, mode, a)
   local rec = RES[id]
-  if not rec then return 'closed' end
-  res_set(id, false)
-  if mode == 'r' and rec == 'X' then return 'ok' end
+  local settling = mode == 's' or mode == 'l'
+  local amount = 0
+  if mode == 'l' or mode == 'q' then
+    if not settling and (not rec or rec == 'X') then return 'ok' end
+    if rec and rec ~= 'X' then
+      local left, flag, keys = match(rec, '^(%S+) (%a)(.*)$')
+      amount = tonumber(ARGV[a + 6])
+      left = tonumber(left) - amount
+      if flag == 'T' and left < EPS then res_set(id, false) else res_keep(id, fmt(left) .. ' ' .. flag .. keys) end
+    end
+  else
+    if not rec then return 'closed' end
+    res_set(id, false)
+    if mode == 'r' and rec == 'X' then return 'ok' end
+    if rec ~= 'X' then amount = tonumber(match(rec, '^[^\\n]*')) or 0 end
+  end
   local p = plan_of(tonumber(ARGV[a]))
   local now = tonumber(ARGV[a + 1])
   local cost = tonumber(ARGV[a + 2])
   local tokens = tonumber(ARGV[a + 3])
   local held = tonumber(ARGV[a + 4])
   local touch = ARGV[a + 5] == '1'
-  local settling = mode == 's'
-  local amount = 0
-  if rec ~= 'X' then amount = tonumber(match(rec, '^[^\\n]*')) or 0 end
   local crossed = false
   local ki = p.k
   if p.credit then
@@ -201,5 +221,44 @@ local function settle_one(id, mode, a)
   end
   if not crossed then return 'ok' end
   return 'ok' .. SEP .. concat(SETTLE_OUT, SEP, 1, o + 2 * p.nSpend)
+end
+`;
+
+/**
+ * The end of a lease, inside BATCH: what it did not use goes back. `a`: plan, now, free amount,
+ * free tokens, free units. The record keeps the parts still open (flag ' T': trimmed), or goes
+ * when none is; a lease already trimmed, expired or gone is left as it is.
+ */
+export const TRIM_ONE = `
+local function trim_one(id, a)
+  local rec = RES[id]
+  if not rec or rec == 'X' then return 'ok' end
+  local left, flag, keys = match(rec, '^(%S+) (%a)(.*)$')
+  if flag ~= 'L' then return 'ok' end
+  local p = plan_of(tonumber(ARGV[a]))
+  local now = tonumber(ARGV[a + 1])
+  local free = tonumber(ARGV[a + 2])
+  left = tonumber(left) - free
+  if left < EPS then res_set(id, false) else res_keep(id, fmt(left) .. ' T' .. keys) end
+  if free > 0 then
+    for i = 1, p.nMoney do
+      local key = KEYS[p.k + i - 1]
+      money_settle(money(key, p.credit and i == 1), key, free, false, 0)
+    end
+  end
+  local freeTokens, freeUnits = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local rk = p.k + p.nMoney
+  if p.nRate > 0 and (freeTokens > 0 or freeUnits > 0) then
+    rates(rk, rk + p.nRate - 1)
+    for i = 1, p.nRate do
+      local c = p.rate[i]
+      local key = KEYS[rk + i - 1]
+      local n = freeUnits
+      if c.tokens then n = math.min(freeTokens, c.limit) end
+      local cur = R[key]
+      if n > 0 and cur and cur > now then rate_set(key, max(now, cur - n * c.T), now) end
+    end
+  end
+  return 'ok'
 end
 `;

@@ -9,8 +9,9 @@
  * read, so value = base ∓ (settled − sal). `u:<instance>` is what that instance settled on the
  * counter and has not yet seen written to the database: a load by another instance subtracts
  * (credit) or adds (spend) it, since the loader only knows its own instance's unwritten usage.
- * Reservations: hash `res` (id → "amount\nkey\nkey…", or `X` once expired) and sorted set `rx`
- * (id → when to expire it; for an `X`, when to forget it).
+ * Reservations: hash `res` (id → "amount\nkey\nkey…", a lease's "amount L\n…" or, once
+ * trimmed, "amount T\n…"; `X` once expired) and sorted set `rx` (id → when to expire it; for an
+ * `X`, when to forget it).
  */
 
 export const COMMON = `
@@ -27,7 +28,7 @@ local function num(x) return tonumber(x) or 0 end
 local function unreserve(rec)
   local amount = nil
   for part in string.gmatch(rec, '[^\\n]+') do
-    if amount == nil then amount = tonumber(part)
+    if amount == nil then amount = tonumber(match(part, '^%S+'))
     elseif amount > 0 and call('EXISTS', part) == 1 then
       local left = tonumber(call('HINCRBYFLOAT', part, 'reserved', -amount))
       if abs(left) < EPS then call('HSET', part, 'reserved', '0') end

@@ -7,6 +7,7 @@ import type { InstancePresence } from '../../adapters/redis/presence';
 import { INVALIDATE, LOAD, SWEEP } from './redis-scripts';
 import { isConnectionError, refusalOf, SharedStateAway, TenantBatches, type Closing } from './redis-batches';
 import { DegradedMode } from './redis-degraded';
+import { LeaseBook, type Lease } from './redis-leases';
 import { SharedEpoch } from './redis-epoch';
 import { UnwrittenUsage } from './redis-unwritten';
 import { CounterViews } from './redis-views';
@@ -57,6 +58,7 @@ export class RedisAdmissionStore implements AdmissionStore {
   private readonly batches: TenantBatches;
   private readonly whileAway: DegradedMode;
   private readonly unwritten: UnwrittenUsage;
+  private readonly leases: LeaseBook;
   private lastExpire = 0;
   private readonly unsubscribe: () => void;
 
@@ -69,9 +71,18 @@ export class RedisAdmissionStore implements AdmissionStore {
       defer: (c) => this.whileAway.defer(c),
     });
     this.unwritten = new UnwrittenUsage(link, this.epoch, opts.presence);
+    this.leases = new LeaseBook(this.views, {
+      acquire: (req, units, lag) => this.acquireLease(req, units, lag),
+      trim: (lease, now) => this.trimLease(lease, now),
+      live: () => opts.presence.live,
+      self: () => opts.presence.id,
+    });
     this.unsubscribe = link.onStatus((up) => {
       if (up) this.recover();
-      else this.whileAway.away();
+      else {
+        this.whileAway.away();
+        this.leases.endFor(null, this.lastExpire);
+      }
     });
     if (link.up) this.recover();
   }
@@ -101,8 +112,9 @@ export class RedisAdmissionStore implements AdmissionStore {
       const { epoch, restarted } = await this.epoch.join();
       await this.opts.presence.beat();
       if (restarted) {
-        // A new life of Redis: reservations and unwritten usage from before are gone with it.
+        // A new life of Redis: reservations, leases and unwritten usage from before are gone with it.
         this.whileAway.forget();
+        this.leases.forget();
         for (const r of this.reservations.values()) this.expiredHere.add(r);
         this.reservations.clear();
       }
@@ -124,7 +136,9 @@ export class RedisAdmissionStore implements AdmissionStore {
     this.ready = p;
   }
 
+  /** Ends every lease (what they did not use goes back), then waits as `drain` says. */
   drain(): Promise<void> {
+    this.leases.endFor(null, this.lastExpire);
     this.batches.flush();
     return Promise.allSettled([...this.inFlight, ...(this.ready ? [this.ready] : [])]).then(() => undefined);
   }
@@ -142,20 +156,38 @@ export class RedisAdmissionStore implements AdmissionStore {
   admit(r: AdmissionRequest): AdmissionVerdict | Promise<AdmissionVerdict> {
     if (r.now - this.lastExpire >= 1000) this.expire(r.now);
     if (this.degraded) return this.whileAway.admit(r);
+    if (this.leases.take(r)) {
+      this.reservations.set(r.id, r);
+      return null;
+    }
     return this.admitShared(r, 0);
   }
 
-  private admitShared(r: AdmissionRequest, attempt: number): Promise<AdmissionVerdict> {
-    return this.batches.enqueueAdmit(r).then((answer) => {
+  /** A lease is one admission in Redis (redis-leases.ts); it is not a reservation of this instance's. */
+  private acquireLease(req: AdmissionRequest, units: number, lag: number): Promise<boolean> {
+    if (this.degraded) return Promise.resolve(false);
+    return this.admitShared(req, 0, units, lag).then((v) => v === null);
+  }
+
+  private trimLease(lease: Lease, now: number): void {
+    this.finish({
+      mode: 't', r: lease.req, now, lease: lease.req.id, units: Math.max(0, lease.freeUnits),
+      actual: { cost: Math.max(0, lease.freeAmount), tokens: Math.max(0, lease.freeTokens) },
+    });
+  }
+
+  private admitShared(r: AdmissionRequest, attempt: number, units = 1, lag = 0): Promise<AdmissionVerdict> {
+    return this.batches.enqueueAdmit(r, units, lag).then((answer) => {
       if (answer[0] === 'e') throw new Error(answer[1]);
-      if (answer[0] !== 'm') return this.verdictOf(r, answer);
+      if (answer[0] !== 'm') return lag > 0 ? refusalOf(r, answer) : this.verdictOf(r, answer);
       // Only an epoch change under way or invalidations without end get here more than a few times.
       if (attempt >= 8) throw new Error(`admission bases for request ${r.id} could not be loaded into shared state`);
       // Money counters to load first; after a few invalidations in a row, take the freshest read.
       const loads: Promise<void>[] = [];
       for (let i = 1; i < answer.length; i += 3) loads.push(this.load(r, answer[i], answer[i + 1], answer[i + 2], attempt >= 3));
-      return Promise.all(loads).then(() => this.admitShared(r, attempt + 1));
+      return Promise.all(loads).then(() => this.admitShared(r, attempt + 1, units, lag));
     }).catch((err) => {
+      if (lag > 0) throw err;
       if (err instanceof SharedStateAway || !this.link.up || isConnectionError(err)) return this.whileAway.admit(r);
       throw err;
     });
@@ -218,6 +250,11 @@ export class RedisAdmissionStore implements AdmissionStore {
   }
 
   private finish(c: Closing): void {
+    if (c.mode === 's' || c.mode === 'r') {
+      const lease = this.leases.of(c.r);
+      if (lease) return this.finishPart(c, lease);
+    }
+    if (c.mode === 't') return this.send(c);
     if (this.whileAway.closedLocally(c)) return;
     const { r } = c;
     const open = this.reservations.get(r.id) === r;
@@ -227,6 +264,20 @@ export class RedisAdmissionStore implements AdmissionStore {
     this.expiredHere.delete(r);
     const cost = c.actual.cost > 0 && Number.isFinite(c.actual.cost) ? c.actual.cost : 0;
     if (c.mode === 's' && r.credit && cost > 0) this.unwritten.note(r, cost);
+    this.send(c);
+  }
+
+  /** A request admitted under a lease: its part of the lease is settled or released in Redis. */
+  private finishPart(c: Closing, lease: Lease): void {
+    const { r } = c;
+    this.leases.closed(r);
+    if (this.reservations.get(r.id) === r) this.reservations.delete(r.id);
+    const cost = c.actual.cost > 0 && Number.isFinite(c.actual.cost) ? c.actual.cost : 0;
+    if (c.mode === 's' && r.credit && cost > 0) this.unwritten.note(r, cost);
+    this.send({ mode: c.mode === 's' ? 'l' : 'q', r, actual: c.actual, now: c.now, lease: lease.req.id });
+  }
+
+  private send(c: Closing): void {
     if (!this.link.up || this.ready) this.whileAway.defer(c);
     else this.batches.enqueueSettle(c);
   }
@@ -244,6 +295,7 @@ export class RedisAdmissionStore implements AdmissionStore {
   }
 
   invalidate(accountId: number | null): void {
+    this.leases.endFor(accountId, this.lastExpire);
     const keys = this.batches.creditKeys(accountId);
     this.whileAway.invalidate(accountId);
     if (keys.length === 0 && this.link.up && !this.ready) {
@@ -278,6 +330,11 @@ export class RedisAdmissionStore implements AdmissionStore {
     for (const r of this.reservations.values()) {
       if (r.expiresAt > now) continue;
       this.reservations.delete(r.id);
+      if (this.leases.of(r)) {
+        // Its part stays in the lease's record, which expires after it; a late settle still applies.
+        this.opts.log.warn('reservation_expired', { request_id: r.id, owner: r.ownerId, amount: r.amount, tokens: r.tokens });
+        continue;
+      }
       this.expiredHere.add(r);
       owners.add(r.ownerId);
       // The view follows at once; Redis is swept below (and by any admission of the tenant).

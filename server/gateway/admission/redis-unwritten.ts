@@ -3,12 +3,15 @@ import { Script } from '../../adapters/redis/script';
 import type { InstancePresence } from '../../adapters/redis/presence';
 import { UNWRITTEN } from './redis-scripts';
 import type { SharedEpoch } from './redis-epoch';
-import { MONEY_EPSILON, type AdmissionRequest } from './store';
+import { MONEY_EPSILON, type AdmissionRequest, type CreditClaim, type SpendClaim } from './store';
 
 /** Usage settled here and not yet written to the database, oldest first (the recorder writes in order). */
 interface Unwritten {
   cost: number;
   keys: string[];
+  /** The claims the keys came from: a charge on the same ones joins this entry. */
+  credit: CreditClaim;
+  spend: readonly SpendClaim[];
 }
 
 const unwrittenScript = new Script(UNWRITTEN);
@@ -26,12 +29,20 @@ export class UnwrittenUsage {
 
   constructor(private readonly link: RedisLink, private readonly epoch: SharedEpoch, private readonly presence: InstancePresence) {}
 
-  /** Remembers a charge until the recorder reports it written (see `written`). */
+  /**
+   * Remembers a charge until the recorder reports it written (see `written`). Charges in a row on
+   * the same counters are one entry: `written` takes from the oldest, so the sum is the same.
+   */
   note(r: AdmissionRequest, cost: number): void {
-    const keys = [r.credit!.key, ...r.spend.map((c) => c.key)];
     let list = this.unwritten.get(r.credit!.accountId);
     if (!list) this.unwritten.set(r.credit!.accountId, (list = []));
-    list.push({ cost, keys });
+    const last = list[list.length - 1];
+    if (last && last.credit === r.credit && (last.spend === r.spend || (r.spend.length === 0 && last.keys.length === 1))) {
+      last.cost += cost;
+      return;
+    }
+    const keys = [r.credit!.key, ...r.spend.map((c) => c.key)];
+    list.push({ cost, keys, credit: r.credit!, spend: r.spend });
     for (const key of keys) this.unwrittenKeys.add(key);
   }
 
