@@ -5,6 +5,7 @@
  * under their own prefix and are deleted at the end.
  */
 import { Redis } from 'ioredis';
+import { deleteKeys } from '../../server/testing/redis-keys';
 
 export const benchRedisUrl = process.env.BENCH_REDIS_URL || process.env.REDIS_URL || 'redis://127.0.0.1:6379/0';
 const prefix = `bench:proxy:${process.pid}:${Date.now()}:`;
@@ -16,12 +17,7 @@ export async function deleteBenchKeys(): Promise<void> {
   const r = new Redis(benchRedisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 1000 });
   try {
     await r.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await r.del(...keys);
-    } while (cursor !== '0');
+    await deleteKeys(r, prefix);
   } catch {
     // No Redis: the variant was not measured and left nothing behind.
   } finally {

@@ -5,6 +5,7 @@ import { InstancePresence } from '../../adapters/redis/presence';
 import { FakeBases } from './store.contract';
 import { counterKeys, type AdmissionRequest, type AdmissionVerdict, type CreditClaim, type RateClaim } from './store';
 import { RedisAdmissionStore } from './redis-store';
+import { deleteKeys } from '../../testing/redis-keys';
 
 const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const prefix = `test:leases:${process.pid}:${Date.now()}:`;
@@ -16,12 +17,7 @@ const stores: RedisAdmissionStore[] = [];
 afterAll(async () => {
   await Promise.all(stores.map((s) => s.close()));
   await presence.stop();
-  let cursor = '0';
-  do {
-    const [next, keys] = await link.client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length) await link.client.del(...keys);
-  } while (cursor !== '0');
+  await deleteKeys(link.client, prefix);
   await link.close();
 });
 

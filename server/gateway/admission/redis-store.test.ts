@@ -8,6 +8,7 @@ import { describeAdmissionStore, FakeBases } from './store.contract';
 import { counterKeys, periodOf, type AdmissionRequest } from './store';
 import { MemoryAdmissionStore } from './memory-store';
 import { RedisAdmissionStore } from './redis-store';
+import { deleteKeys } from '../../testing/redis-keys';
 
 const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const prefix = `test:admission:${process.pid}:${Date.now()}:`;
@@ -16,19 +17,10 @@ const link = connectRedis(REDIS, { prefix, log });
 const presence = new InstancePresence(link, log);
 const stores: RedisAdmissionStore[] = [];
 
-async function deleteKeys(): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await link.client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length) await link.client.del(...keys);
-  } while (cursor !== '0');
-}
-
 afterAll(async () => {
   await Promise.all(stores.map((s) => s.close()));
   await presence.stop();
-  await deleteKeys();
+  await deleteKeys(link.client, prefix);
   await link.close();
 });
 
