@@ -179,7 +179,7 @@ export class RedisAdmissionStore implements AdmissionStore {
   private admitShared(r: AdmissionRequest, attempt: number, units = 1, lag = 0): Promise<AdmissionVerdict> {
     return this.batches.enqueueAdmit(r, units, lag).then((answer) => {
       if (answer[0] === 'e') throw new Error(answer[1]);
-      if (answer[0] !== 'm') return lag > 0 ? refusalOf(r, answer) : this.verdictOf(r, answer);
+      if (answer[0] !== 'm') return this.verdictOf(r, answer, lag > 0);
       // Only an epoch change under way or invalidations without end get here more than a few times.
       if (attempt >= 8) throw new Error(`admission bases for request ${r.id} could not be loaded into shared state`);
       // Money counters to load first; after a few invalidations in a row, take the freshest read.
@@ -193,10 +193,11 @@ export class RedisAdmissionStore implements AdmissionStore {
     });
   }
 
-  private verdictOf(r: AdmissionRequest, a: string[]): AdmissionVerdict {
+  /** A lease is not one of this instance's reservations (redis-leases.ts); its stale bases are re-read all the same. */
+  private verdictOf(r: AdmissionRequest, a: string[], lease: boolean): AdmissionVerdict {
     const refusal = refusalOf(r, a);
     if (refusal) return refusal;
-    this.reservations.set(r.id, r);
+    if (!lease) this.reservations.set(r.id, r);
     for (let i = 1; i < a.length; i++) this.refreshStale(r, a[i]);
     return null;
   }
