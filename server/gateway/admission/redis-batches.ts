@@ -6,6 +6,7 @@ import type { InstancePresence } from '../../adapters/redis/presence';
 import { BATCH } from './redis-batch-script';
 import type { SharedEpoch } from './redis-epoch';
 import type { CounterViews } from './redis-views';
+import { sameClaimSet } from './store';
 import type {
   Actual, AdmissionRefusal, AdmissionRequest, CreditClaim, RateClaim, SpendClaim, ThresholdSink,
 } from './store';
@@ -228,8 +229,7 @@ export class TenantBatches {
   private planOf(r: AdmissionRequest): Plan {
     let list = this.plans.get(r.rates);
     if (list) {
-      // Accounts without caps may pass a fresh empty spend list each time: those are one plan.
-      for (const p of list) if (p.credit === r.credit && (p.spend === r.spend || (p.spend.length === 0 && r.spend.length === 0)) && p.epoch === this.epoch.current) return p;
+      for (const p of list) if (sameClaimSet(p, r) && p.epoch === this.epoch.current) return p;
     } else {
       this.plans.set(r.rates, (list = []));
     }

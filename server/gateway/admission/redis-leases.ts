@@ -1,4 +1,4 @@
-import type { AdmissionRequest, CounterView, RateClaim } from './store';
+import { sameClaimSet, type AdmissionRequest, type CounterView, type RateClaim } from './store';
 
 /**
  * Leases: a busy claim set's requests admitted by this instance without a round trip to Redis.
@@ -144,7 +144,7 @@ export class LeaseBook {
   private slotOf(r: AdmissionRequest): Slot {
     let list = this.slots.get(r.rates);
     if (!list) this.slots.set(r.rates, (list = []));
-    for (const s of list) if (s.req.credit === r.credit && (s.req.spend === r.spend || (s.req.spend.length === 0 && r.spend.length === 0))) return s;
+    for (const s of list) if (sameClaimSet(s.req, r)) return s;
     const slot: Slot = {
       req: r, lease: null, acquiring: false, quietUntil: -Infinity, since: r.now, arrivals: 0, rate: 0,
       hasTokens: r.rates.some((c) => c.kind === 'tokens'),

@@ -184,6 +184,14 @@ export interface AdmissionRequest {
   expiresAt: number;
 }
 
+/**
+ * Whether two requests share one claim set (given the same `rates` array): the same credit claim
+ * and spend claims. Accounts without caps may pass a fresh empty spend list each time: those are one.
+ */
+export function sameClaimSet(a: Pick<AdmissionRequest, 'credit' | 'spend'>, b: Pick<AdmissionRequest, 'credit' | 'spend'>): boolean {
+  return a.credit === b.credit && (a.spend === b.spend || (a.spend.length === 0 && b.spend.length === 0));
+}
+
 export type AdmissionRefusal =
   | { kind: 'credit'; claim: CreditClaim; /** available before this request */ available: number; amount: number }
   | { kind: 'spend'; claim: SpendClaim; /** spent + reserved before this request */ committed: number; amount: number }
