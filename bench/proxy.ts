@@ -61,7 +61,7 @@ function usable(t: Throughput | undefined, seconds: number): boolean {
   return !!t && t.rps > 0 && t.failures <= 0.01 * t.rps * seconds;
 }
 
-async function startAll(): Promise<{ upstream: Child; nginx: Child | Error; switchyard: Child; switchyardShared: Child | Error; switchyardNoMetrics: Child | Error; portkey: Child | Error; rootKey: string; portkeyPort: number }> {
+async function startAll(): Promise<{ upstream: Child; nginx: Child | Error; bareHop: Child | Error; switchyard: Child; switchyardShared: Child | Error; switchyardNoMetrics: Child | Error; portkey: Child | Error; rootKey: string; portkeyPort: number }> {
   const rootKey = generateAccountKey();
   const portkeyPort = await freePort();
   const shim = fileURLToPath(new URL('./portkey-shim.mjs', import.meta.url));
@@ -77,6 +77,8 @@ async function startAll(): Promise<{ upstream: Child; nginx: Child | Error; swit
   ]);
   const binary = findNginx();
   const nginx = binary ? await startNginx(binary, upstream.url).catch((err: Error) => err) : new Error('nginx is not installed (apt-get install nginx-light, or set NGINX)');
+  const bareHop = await startChild('bare hop', ['--import', 'tsx', 'bench/bare-hop.ts', upstream.url], { NODE_ENV: 'production' }, /listening (http:\/\/127\.0\.0\.1:\d+)/)
+    .catch((err: Error) => err);
   // The same bundle with shared state on (REDIS_URL): one instance, its counters in Redis.
   const switchyardShared = await startChild('Switchyard+Redis', [bundle], {
     PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...sharedStateEnv(),
@@ -85,7 +87,7 @@ async function startAll(): Promise<{ upstream: Child; nginx: Child | Error; swit
   const switchyardNoMetrics = await startChild('Switchyard METRICS=off', [bundle], {
     PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', METRICS: 'off',
   }, /Switchyard is listening on (http:\/\/\S+)/).catch((err: Error) => err);
-  return { upstream, nginx, switchyard, switchyardShared, switchyardNoMetrics, portkey, rootKey, portkeyPort };
+  return { upstream, nginx, bareHop, switchyard, switchyardShared, switchyardNoMetrics, portkey, rootKey, portkeyPort };
 }
 
 /**
@@ -147,7 +149,7 @@ function report(results: TargetResult[], o: Options): string {
 async function main(): Promise<number> {
   const o = options(process.argv.slice(2));
   console.log(`proxy benchmark: ${o.connections} connections, warm-up ${o.warmup} s, ${o.duration} s per measurement in ${o.rounds} round(s), all on 127.0.0.1`);
-  const { upstream, nginx, switchyard, switchyardShared, switchyardNoMetrics, portkey, rootKey, portkeyPort } = await startAll();
+  const { upstream, nginx, bareHop, switchyard, switchyardShared, switchyardNoMetrics, portkey, rootKey, portkeyPort } = await startAll();
   const account = await configureSwitchyard(switchyard.url, rootKey, upstream.url);
   const sharedAccount = switchyardShared instanceof Error ? switchyardShared : await configureSwitchyard(switchyardShared.url, rootKey, upstream.url).catch((err: Error) => err);
   const noMetricsAccount = switchyardNoMetrics instanceof Error ? switchyardNoMetrics : await configureSwitchyard(switchyardNoMetrics.url, rootKey, upstream.url).catch((err: Error) => err);
@@ -186,6 +188,10 @@ async function main(): Promise<number> {
       },
       problem: noMetricsAccount instanceof Error ? `METRICS=off: ${noMetricsAccount.message.split('\n')[0]}` : null,
     },
+    {
+      target: { name: 'bare-hop', url: `${bareHop instanceof Error ? '' : bareHop.url}/v1/chat/completions`, headers: upstreamAuth, pid: bareHop instanceof Error ? undefined : bareHop.proc.pid },
+      problem: bareHop instanceof Error ? `did not start: ${bareHop.message.split('\n')[0]}` : null,
+    },
   ];
   for (const r of results) {
     if (r.problem) continue;
@@ -213,6 +219,9 @@ async function main(): Promise<number> {
   const syr = results.find((r) => r.target.name === 'sy+redis')!;
   const sharedAdded = !syr.problem && !direct.problem && syr.single && direct.single ? syr.single.p50 - direct.single.p50 : NaN;
   console.log(`shared state (REDIS_URL, one instance): throughput ratio vs in-process ${fmt(ratio(syr, sy), 2)}, vs direct ${fmt(ratio(syr, direct), 2)} (in-process ${fmt(ratio(sy, direct), 2)}); p50 added ms ${fmt(sharedAdded, 3)} (in-process ${fmt(added('p50'), 3)})`);
+  const bare = results.find((r) => r.target.name === 'bare-hop')!;
+  const streamedVs = (a: TargetResult, b: TargetResult) => (!a.problem && !b.problem && usable(a.stream, o.duration) && usable(b.stream, o.duration) ? a.stream!.rps / b.stream!.rps : NaN);
+  console.log(`bare uWS hop (this runtime, no gateway work) vs nginx: non-streamed ${fmt(ratio(bare, ngx), 2)}, streamed ${fmt(streamedVs(bare, ngx), 2)}; Switchyard vs the bare hop: non-streamed ${fmt(ratio(sy, bare), 2)}, streamed ${fmt(streamedVs(sy, bare), 2)}`);
   const off = results.find((r) => r.target.name === 'sy-nometrics')!;
   const streamedOnOff = !off.problem && usable(sy.stream, o.duration) && usable(off.stream, o.duration) ? sy.stream!.rps / off.stream!.rps : NaN;
   const offAdded = !off.problem && !direct.problem && off.single && direct.single ? off.single.p50 - direct.single.p50 : NaN;
