@@ -4,6 +4,7 @@
  * authentication, limits, routing, billing, usage parsing or timers. `bench:proxy` measures
  * it beside nginx so the gap splits into what the runtime's hop costs and what the gateway's
  * work on top of it costs. Prints `listening <url>`; argv: the upstream origin.
+ * UPSTREAM_CONNECTIONS: most upstream connections at once (256 by default, as the gateway's).
  */
 import { uWS, type HttpResponse } from '../server/core/http/uws';
 import { UpstreamClient } from '../server/adapters/upstream-http/client';
@@ -11,7 +12,7 @@ import type { ResponseController, ResponseHandler, ResponseHeaders } from '../se
 
 const origin = process.argv[2];
 if (!origin) throw new Error('usage: bare-hop.ts <upstream origin>');
-const client = new UpstreamClient({ connections: 256, connectTimeoutMs: 5_000, keepAliveMs: 60_000 });
+const client = new UpstreamClient({ connections: Number(process.env.UPSTREAM_CONNECTIONS ?? 256), connectTimeoutMs: 5_000, keepAliveMs: 60_000 });
 
 class Relay implements ResponseHandler {
   aborted = false;

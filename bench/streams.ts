@@ -16,7 +16,10 @@
  * another (bench/streams-upstream.ts), Switchyard as `npm start` runs it (dist/main.mjs on
  * plain node, in-memory PGlite) with UPSTREAM_CONNECTIONS raised to the largest N: the
  * default (256 per origin) would queue every stream past the 256th, which is a setting, not
- * what is measured here. Each N runs direct first, then through Switchyard.
+ * what is measured here. Each N runs direct first, then through Switchyard, then through the
+ * two reference hops when they start: nginx (one worker, as in bench:proxy) and the bare uWS
+ * hop (bench/bare-hop.ts: the gateway's two edges with nothing between), so a ratio to direct
+ * can be read against what any hop costs on this machine.
  *
  * Ends with one line: `streams 4096: failed F, worst gap p99 Xms vs direct Yms (ratio R), rss M MB`
  * (for the largest N; rss is Switchyard's peak resident memory during that run).
@@ -31,6 +34,7 @@ import { runBenchmark, startChild, stopAll, type Child } from './proxy/children'
 import { configureSwitchyard, UPSTREAM_SECRET } from './proxy/switchyard';
 import { benchRedisUrl, deleteBenchKeys, sharedStateEnv } from './proxy/shared-state';
 import { cpuMicros } from './proxy/load';
+import { findNginx, startNginx } from './proxy/nginx';
 import type { ClientMessage, StreamsJob, StreamsResult } from './streams-client';
 
 interface Options {
@@ -122,6 +126,8 @@ interface Row {
   n: number;
   direct: Measured;
   sy: Measured;
+  /** The reference hops' runs, by name, for those that started. */
+  hops: [string, Measured][];
 }
 
 const reasons = (r: StreamsResult) => Object.entries(r.reasons).map(([why, n]) => `${n}× ${why}`).join('; ');
@@ -149,6 +155,20 @@ async function main(): Promise<number> {
   }, /Switchyard is listening on (http:\/\/\S+)/);
   const account = await configureSwitchyard(switchyard.url, rootKey, upstream.url);
   const pid = switchyard.proc.pid;
+  const nginxBinary = findNginx();
+  const references = await Promise.all([
+    nginxBinary ? startNginx(nginxBinary, upstream.url, largest).catch((err: Error) => err) : new Error('nginx is not installed'),
+    startChild('bare hop', ['--import', 'tsx', fileURLToPath(new URL('./bare-hop.ts', import.meta.url)), upstream.url],
+      { NODE_ENV: 'production', UPSTREAM_CONNECTIONS: String(Math.max(256, largest)) }, /listening (http:\/\/127\.0\.0\.1:\d+)/).catch((err: Error) => err),
+  ]);
+  const hops = (['nginx', 'bare-hop'] as const).flatMap((name, i) => {
+    const child = references[i];
+    if (child instanceof Error) {
+      console.log(`  ${name} not measured: ${child.message.split('\n')[0]}`);
+      return [];
+    }
+    return [{ name, child }];
+  });
   // Idle: started, configured, and left alone long enough for start-up garbage to be collected.
   await new Promise((r) => setTimeout(r, 3000));
   const idleRss = rssMb(pid);
@@ -160,6 +180,7 @@ async function main(): Promise<number> {
   });
   const direct = (n: number) => job(upstream.url, { authorization: `Bearer ${UPSTREAM_SECRET}` }, n);
   const through = (n: number) => job(switchyard.url, { authorization: `Bearer ${account.key}` }, n);
+  const via = (hop: Child, n: number) => job(hop.url, { authorization: `Bearer ${UPSTREAM_SECRET}` }, n);
 
   // One stream each first: a target that cannot stream at all is reported as such.
   for (const [name, j] of [['direct', direct(1)], ['switchyard', through(1)]] as const) {
@@ -168,9 +189,10 @@ async function main(): Promise<number> {
   }
   // Then a warm-up at the smallest N, not reported: a gateway that has been serving for a
   // while has its code optimized and upstream connections open.
-  console.log(`  warm-up: ${Math.min(...o.sizes)} streams each way`);
+  console.log(`  warm-up: ${Math.min(...o.sizes)} streams each way${hops.length ? ' and through each reference hop' : ''}`);
   await measure(direct(Math.min(...o.sizes)));
   await measure(through(Math.min(...o.sizes)));
+  for (const hop of hops) await measure(via(hop.child, Math.min(...o.sizes)));
 
   const rows: Row[] = [];
   console.log('', `                   worst gap, ms           1st byte, ms               CPU (share of a core)    gateway`);
@@ -181,13 +203,20 @@ async function main(): Promise<number> {
     await new Promise((r) => setTimeout(r, 1000));
     const s = await measure(through(n), upstream.proc.pid, pid);
     console.log(line('switchyard', n, s, true));
+    const hopRuns: [string, Measured][] = [];
+    for (const hop of hops) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const h = await measure(via(hop.child, n), upstream.proc.pid, hop.child.proc.pid);
+      console.log(line(hop.name, n, h, true));
+      hopRuns.push([hop.name, h]);
+    }
     if (o.verbose) {
       for (const [name, r] of [['direct', d], ['switchyard', s]] as const) {
         const at = [...r.worstAts].sort((a, b) => a - b);
         console.log(`  ${name}: worst gaps ended at p10 ${fmt(pct(at, 0.1))} p50 ${fmt(pct(at, 0.5))} p90 ${fmt(pct(at, 0.9))} ms; 1st byte p10 ${fmt(pct(r.firstBytes, 0.1))} max ${fmt(Math.max(...r.firstBytes))}; wall ${fmt(r.wallMs)} ms`);
       }
     }
-    rows.push({ n, direct: d, sy: s });
+    rows.push({ n, direct: d, sy: s, hops: hopRuns });
     await new Promise((r) => setTimeout(r, 1000));
   }
   await new Promise((r) => setTimeout(r, 3000));
@@ -197,6 +226,9 @@ async function main(): Promise<number> {
   const last = rows.find((r) => r.n === largest)!;
   const p99 = pct(last.sy.worstGaps, 0.99);
   const p99d = pct(last.direct.worstGaps, 0.99);
+  for (const [name, h] of last.hops) {
+    console.log(`${name} ${largest} (reference hop): failed ${h.failed}, worst gap p99 ${fmt(pct(h.worstGaps, 0.99))}ms vs direct ${fmt(p99d)}ms (ratio ${fmt(pct(h.worstGaps, 0.99) / p99d, 2)})`);
+  }
   console.log(`streams ${largest}: failed ${last.sy.failed}, worst gap p99 ${fmt(p99)}ms vs direct ${fmt(p99d)}ms (ratio ${fmt(p99 / p99d, 2)}), rss ${fmt(last.sy.peakRss)} MB`);
   return last.sy.failed === 0 && last.direct.failed === 0 ? 0 : 1;
 }

@@ -20,8 +20,11 @@ export function findNginx(): string | null {
   return null;
 }
 
-/** Starts nginx in the foreground with its own prefix folder (removed at exit), in front of `upstream`. */
-export async function startNginx(binary: string, upstream: string): Promise<Child> {
+/**
+ * Starts nginx in the foreground with its own prefix folder (removed at exit), in front of
+ * `upstream`; `connections`: the most client connections at once (each holds an upstream one too).
+ */
+export async function startNginx(binary: string, upstream: string, connections = 2048): Promise<Child> {
   const up = new URL(upstream);
   const port = await freePort();
   const prefix = mkdtempSync(path.join(tmpdir(), 'bench-nginx-'));
@@ -34,13 +37,14 @@ master_process off;
 daemon off;
 pid ${path.join(prefix, 'nginx.pid')};
 error_log stderr warn;
-events { worker_connections 4096; }
+worker_rlimit_nofile ${2 * connections + 64};
+events { worker_connections ${2 * connections + 64}; }
 http {
   access_log off;
   ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(temp).join('\n  ')}
   upstream lean { server ${up.hostname}:${up.port}; keepalive 64; }
   server {
-    listen 127.0.0.1:${port};
+    listen 127.0.0.1:${port} backlog=${connections};
     location / {
       proxy_pass http://lean;
       proxy_http_version 1.1;

