@@ -4,7 +4,7 @@
  *
  *   - PostgreSQL: a fresh database on BENCH_POSTGRES_URL (an admin connection; default
  *     postgres://postgres@127.0.0.1:5432/postgres), dropped afterwards;
- *   - in-memory PGlite (DATABASE_URL=memory://);
+ *   - throwaway PGlite (DATABASE_URL=memory://: a private temporary folder);
  *   - on-disk PGlite in a fresh DATA_DIR (the first start creates the database), then
  *     started again on the same DATA_DIR (the database exists: what a restart costs).
  *
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
       await fresh.drop();
     }
   }
-  const memory = await measure('PGlite in memory', bundle, { DATABASE_URL: 'memory://' });
+  const memory = await measure('PGlite memory://', bundle, { DATABASE_URL: 'memory://' });
   const disk = await measure('PGlite on disk, new', bundle, { DATA_DIR: dataDir });
   const restart = await measure('PGlite on disk, restart', bundle, { DATA_DIR: dataDir });
   console.log('(anon: heap, WebAssembly memory and other private pages; file: mapped files such as node and native modules)');

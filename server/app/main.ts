@@ -16,7 +16,7 @@ async function main() {
     `    AI proxy (OpenAI/Anthropic formats): ${gateway.url}/v1`,
     `    Owner console:                       ${gateway.url}/console/`,
     `    OpenAPI document:                    ${gateway.url}/openapi.json`,
-    `    Database:                            ${settings.databaseUrl ? (settings.databaseUrl === 'memory://' ? 'in-memory PGlite' : 'PostgreSQL') : `embedded PGlite in ${settings.dataDir}`}`,
+    `    Database:                            ${settings.databaseUrl ? (settings.databaseUrl === 'memory://' ? 'throwaway PGlite (memory://, removed at exit)' : 'PostgreSQL') : `embedded PGlite in ${settings.dataDir}`}`,
   ];
   if (gateway.generatedRootKey) {
     lines.push('', '  Root API key (shown once; store it now, or set ROOT_KEY on first start):', `    ${gateway.generatedRootKey}`);

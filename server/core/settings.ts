@@ -5,7 +5,7 @@ export type Tenancy = 'single' | 'multi';
 export interface Settings {
   port: number;
   host: string;
-  /** undefined: embedded PGlite under dataDir; `memory://`: in-memory PGlite; `postgres://…`: PostgreSQL. */
+  /** undefined: embedded PGlite under dataDir; `memory://`: a throwaway PGlite in a private temporary folder; `postgres://…`: PostgreSQL. */
   databaseUrl?: string;
   dataDir: string;
   rootKey?: string;

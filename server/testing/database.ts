@@ -3,7 +3,7 @@ import { openDatabase, migrate, type Database } from '../adapters/storage/databa
 import { ensureRoot } from '../app/bootstrap-root';
 
 /**
- * Tests run on in-memory PGlite by default, and on a real PostgreSQL when TEST_DATABASE_URL
+ * Tests run on throwaway PGlite databases (memory://) by default, and on a real PostgreSQL when TEST_DATABASE_URL
  * names one (an admin connection, e.g. postgres://postgres@127.0.0.1:5432/postgres): each
  * gateway then gets a database of its own, dropped afterwards.
  */

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import { projectRoot } from '../../core/paths';
+import { makeThrowawayDir, type ThrowawayDir } from './throwaway-dir';
 
 const workerFile = path.join(projectRoot, 'server', 'adapters', 'storage', 'pglite-worker.mjs');
 
@@ -48,8 +49,8 @@ export class RemotePglite implements PgliteClient {
   private nextId = 1;
   private failure: Error | null = null;
 
-  private constructor(dataDir: string | undefined, migrationsFolder: string | undefined) {
-    this.worker = new Worker(workerFile, { workerData: { dataDir, migrationsFolder } });
+  private constructor(dataDir: string, migrationsFolder: string | undefined, private readonly throwaway: ThrowawayDir | undefined) {
+    this.worker = new Worker(workerFile, { workerData: { dataDir, migrationsFolder, throwaway: throwaway !== undefined } });
     this.worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: Record<string, unknown> }) => {
       const p = this.pending.get(m.id);
       if (!p) return;
@@ -68,12 +69,21 @@ export class RemotePglite implements PgliteClient {
   }
 
   /**
-   * Starts the database thread and waits until PGlite opened its data directory (undefined: in
-   * memory); a new database is created with `migrationsFolder`'s migrations already applied.
+   * Starts the database thread and waits until PGlite opened its data directory (undefined: a
+   * throwaway database, in a private temporary folder removed when it closes); a new database
+   * is created with `migrationsFolder`'s migrations already applied.
    */
   static async create(dataDir: string | undefined, migrationsFolder?: string): Promise<RemotePglite> {
-    const db = new RemotePglite(dataDir, migrationsFolder);
-    await new Promise((resolve, reject) => db.pending.set(0, { resolve, reject }));
+    const throwaway = dataDir === undefined ? makeThrowawayDir() : undefined;
+    const db = new RemotePglite(throwaway?.path ?? dataDir!, migrationsFolder, throwaway);
+    try {
+      await new Promise((resolve, reject) => db.pending.set(0, { resolve, reject }));
+    } catch (err) {
+      // The thread answers nothing more once its start failed: it is stopped, not asked to close.
+      await db.worker.terminate();
+      throwaway?.remove();
+      throw err;
+    }
     return db;
   }
 
@@ -123,5 +133,6 @@ export class RemotePglite implements PgliteClient {
   async close(): Promise<void> {
     if (!this.failure) await this.call({ op: 'close' }).catch(() => undefined);
     await this.worker.terminate();
+    this.throwaway?.remove();
   }
 }

@@ -9,8 +9,7 @@
  * test runner nor in the production bundle. The other end is `pglite-remote.ts`.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -66,22 +65,22 @@ function target(db, msg) {
  * PostgreSQL's settings for a database one gateway uses. PGlite's defaults size it like a
  * server: its 128 MB of shared_buffers are resident from the start, while Switchyard keeps
  * its working set in its own snapshots and writes usage in batches; 16 MB hold the hot pages
- * without slowing those writes. The WAL kept after a checkpoint: on disk two segments of
- * 16 MB, the least PostgreSQL allows; in memory, where every kept byte is resident and the
- * database is always new, segments of 1 MB (an initdb choice) and 4 of them.
+ * without slowing those writes. The WAL kept after a checkpoint: for a database that lasts,
+ * two segments of 16 MB, the least PostgreSQL allows; for a throwaway one (memory://), which
+ * is always new and nothing reads back after a crash, segments of 1 MB (an initdb choice) and
+ * 4 of them.
  */
-const startParams = (inMemory) => [
+const startParams = (throwaway) => [
   ...PGlite.defaultStartParams,
   '-c', 'shared_buffers=16MB',
-  '-c', `min_wal_size=${inMemory ? 4 : 32}MB`,
-  '-c', `max_wal_size=${inMemory ? 4 : 32}MB`,
+  '-c', `min_wal_size=${throwaway ? 4 : 32}MB`,
+  '-c', `max_wal_size=${throwaway ? 4 : 32}MB`,
 ];
-const initDbStartParams = (inMemory) => (inMemory ? ['--wal-segsize=1'] : []);
+const initDbStartParams = (throwaway) => (throwaway ? ['--wal-segsize=1'] : []);
 
 /**
  * A single-user PostgreSQL (PGlite) has no checkpointer: nothing ends a WAL segment's life
- * but an explicit CHECKPOINT, so without one the WAL grows by everything ever written (in
- * memory, resident). One every CHECKPOINT_MS once something was written takes ~10 ms here.
+ * but an explicit CHECKPOINT, so without one the WAL grows by everything ever written. One every CHECKPOINT_MS once something was written takes ~10 ms here.
  */
 const CHECKPOINT_MS = 10_000;
 
@@ -91,55 +90,36 @@ const CHECKPOINT_MS = 10_000;
  * and copies its whole heap, several hundred MB that stay referenced (PGlite keeps the instance
  * reachable) and, once freed, partly resident in the allocator's arenas; a thread that ends
  * would still leave those, and the migrations' DDL grows PostgreSQL's memory by ~20 MB more
- * that an idle gateway would keep. On disk the database is then simply there; in memory it
- * comes back as a tarball of the fresh data directory. The gateway's own migration run then
- * finds nothing to do.
+ * that an idle gateway would keep. The database is then simply there, and the gateway's own
+ * migration run finds nothing to do.
  */
-async function createInChild(dataDir, migrationsFolder) {
-  const tmp = dataDir ? null : mkdtempSync(path.join(tmpdir(), 'switchyard-pglite-'));
-  const tarball = tmp ? path.join(tmp, 'data.tar') : '';
-  try {
-    await new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), dataDir ?? '', tarball, migrationsFolder ?? ''], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      child.stderr.on('data', (d) => {
-        if (err.length < 8000) err += d;
-      });
-      child.once('error', reject);
-      child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database failed (${code ?? signal}): ${err.trim().slice(-1000)}`))));
+async function createInChild(dataDir, throwaway, migrationsFolder) {
+  await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), dataDir, throwaway ? 'throwaway' : 'lasting', migrationsFolder ?? ''], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => {
+      if (err.length < 8000) err += d;
     });
-    return tmp ? readFileSync(tarball) : null;
-  } finally {
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
-  }
+    child.once('error', reject);
+    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database failed (${code ?? signal}): ${err.trim().slice(-1000)}`))));
+  });
 }
 
-/**
- * The tarball as PGlite reads it (it only calls arrayBuffer()), without the copies a Blob
- * would make: each would be 20 MB of garbage that an idle gateway never collects.
- */
-function tarballBlob(buffer) {
-  const whole = buffer.byteOffset === 0 && buffer.buffer.byteLength === buffer.length;
-  return /** @type {Blob} */ (/** @type {unknown} */ ({ type: '', arrayBuffer: async () => (whole ? buffer.buffer : buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.length)) }));
-}
-
-/** The creating process: `node pglite-worker.mjs <data dir or ''> <tarball path when in memory> <migrations folder or ''>`. */
-async function createHere(dataDir, tarball, migrationsFolder) {
-  const db = await PGlite.create(dataDir || undefined, { startParams: startParams(!dataDir), initDbStartParams: initDbStartParams(!dataDir) });
+/** The creating process: `node pglite-worker.mjs <data dir> <throwaway|lasting> <migrations folder or ''>`. */
+async function createHere(dataDir, throwaway, migrationsFolder) {
+  const db = await PGlite.create(dataDir, { startParams: startParams(throwaway), initDbStartParams: initDbStartParams(throwaway) });
   if (migrationsFolder) {
     const { drizzle } = await import('drizzle-orm/pglite');
     const { migrate } = await import('drizzle-orm/pglite/migrator');
     await migrate(drizzle({ client: db }), { migrationsFolder });
   }
-  if (tarball) writeFileSync(tarball, new Uint8Array(await (await db.dumpDataDir('none')).arrayBuffer()));
   await db.close();
 }
 
 async function main() {
-  const { dataDir, migrationsFolder } = workerData;
-  const fresh = !dataDir || !existsSync(path.join(dataDir, 'PG_VERSION'));
-  const tarball = fresh ? await createInChild(dataDir, migrationsFolder) : null;
-  const db = await PGlite.create(dataDir, { startParams: startParams(!dataDir), loadDataDir: tarball ? tarballBlob(tarball) : undefined });
+  const { dataDir, migrationsFolder, throwaway } = workerData;
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createInChild(dataDir, throwaway, migrationsFolder);
+  const db = await PGlite.create(dataDir, { startParams: startParams(throwaway) });
 
   async function handle(msg) {
     switch (msg.op) {
@@ -210,7 +190,7 @@ async function main() {
 }
 
 if (isMainThread) {
-  createHere(process.argv[2], process.argv[3], process.argv[4]).catch((err) => {
+  createHere(process.argv[2], process.argv[3] === 'throwaway', process.argv[4]).catch((err) => {
     process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
     process.exit(1);
   });

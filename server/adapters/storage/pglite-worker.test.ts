@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,8 +14,12 @@ afterAll(() => {
 });
 
 describe('the embedded database sized for one gateway (pglite-worker.mjs)', () => {
-  it('in memory: 16 MB of shared buffers, 1 MB WAL segments, and the WAL cut back by the periodic checkpoint', async () => {
+  it('throwaway (memory://): 16 MB of shared buffers, 1 MB WAL segments, the WAL cut back by the periodic checkpoint, and its folder gone once closed', async () => {
+    const ours = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`switchyard-memory-${process.pid}-`)).map((n) => path.join(tmpdir(), n));
+    const before = ours();
     const db = await RemotePglite.create(undefined);
+    const [folder] = ours().filter((d) => !before.includes(d));
+    expect(existsSync(path.join(folder, 'PG_VERSION'))).toBe(true);
     try {
       expect(await setting(db, 'shared_buffers')).toBe('16MB');
       expect(await setting(db, 'wal_segment_size')).toBe('1MB');
@@ -35,6 +39,7 @@ describe('the embedded database sized for one gateway (pglite-worker.mjs)', () =
     } finally {
       await db.close();
     }
+    expect(existsSync(folder)).toBe(false);
   }, 60_000);
 
   it('on disk: a new data directory is created (by a process of its own) and opened again with its data', async () => {
@@ -57,7 +62,7 @@ describe('the embedded database sized for one gateway (pglite-worker.mjs)', () =
     }
   }, 60_000);
 
-  it('a new database comes up with the migrations applied by the creating process, on disk and in memory', async () => {
+  it('a new database comes up with the migrations applied by the creating process, lasting and throwaway', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sy-pglite-migrated-'));
     dirs.push(dir);
     const journal = JSON.parse(readFileSync(path.join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };

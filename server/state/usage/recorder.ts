@@ -31,7 +31,7 @@ export interface RecorderOptions {
   onWritten?: (charges: ReadonlyMap<number, number>) => void;
   /**
    * Where every event goes as it is recorded, before the database has it (journal.ts). Without
-   * one (an in-memory database) events live in memory until written.
+   * one (a throwaway database, memory://) events live in memory until written.
    */
   journal?: UsageJournal;
   /**

@@ -1,0 +1,55 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const PREFIX = 'switchyard-memory-';
+
+/** Whether a process with this ID still runs (one we may not signal runs too). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The folders of throwaway databases whose process is gone (killed before it could remove
+ * its own): each names its process, so the next one to start removes them.
+ */
+function sweep(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^switchyard-memory-(\d+)-/.exec(name)?.[1]);
+    if (pid > 0 && pid !== process.pid && !running(pid)) rmSync(path.join(root, name), { recursive: true, force: true });
+  }
+}
+
+export interface ThrowawayDir {
+  path: string;
+  /** Removes the folder and what is in it; safe to call more than once. */
+  remove(): void;
+}
+
+/**
+ * A private folder under the system's temporary folder for a database that lasts as long as
+ * this process (memory://), removed when it closes or the process exits. The files live in
+ * the kernel's page cache rather than in the process's own memory (decisions.md, "Footprint").
+ */
+export function makeThrowawayDir(): ThrowawayDir {
+  const root = tmpdir();
+  sweep(root);
+  const dir = mkdtempSync(path.join(root, `${PREFIX}${process.pid}-`));
+  const remove = () => {
+    process.off('exit', remove);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', remove);
+  return { path: dir, remove };
+}
