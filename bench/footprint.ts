@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateAccountKey } from '../server/adapters/security/crypto';
-import { bundleServer } from '../scripts/build/bundle';
+import { bundleEnv, bundleServer } from '../scripts/build/bundle';
 import { freshDatabaseUrl } from '../server/testing/database';
 import { runBenchmark, startChild, stopAll, type Child } from './proxy/children';
 
@@ -69,7 +69,7 @@ async function idleMemory(child: Child): Promise<{ memory: Memory; waitedMs: num
 async function measure(name: string, bundle: string, env: Record<string, string>): Promise<Memory> {
   const started = Date.now();
   const child = await startChild(name, [bundle], {
-    PORT: '0', HOST: '127.0.0.1', ROOT_KEY: generateAccountKey(), LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env,
+    PORT: '0', HOST: '127.0.0.1', ROOT_KEY: generateAccountKey(), LOG_LEVEL: 'warn', NODE_ENV: 'production', ...bundleEnv(), ...env,
   }, /Switchyard is listening on (http:\/\/\S+)/);
   const readyMs = Date.now() - started;
   try {

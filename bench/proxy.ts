@@ -15,7 +15,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { generateAccountKey } from '../server/adapters/security/crypto';
-import { bundleServer } from '../scripts/build/bundle';
+import { bundleEnv, bundleServer } from '../scripts/build/bundle';
 import { freePort, runBenchmark, startChild, stopAll, type Child } from './proxy/children';
 import { combine, latencyOf, throughput, timingsAtOne, validate, type Latency, type Target, type Throughput, type Timings, type Workload } from './proxy/load';
 import { configureSwitchyard, UPSTREAM_SECRET } from './proxy/switchyard';
@@ -70,22 +70,22 @@ async function startAll(): Promise<{ upstream: Child; nginx: Child | Error; bare
   const [upstream, switchyard, portkey] = await Promise.all([
     startChild('bench upstream', ['--import', 'tsx', 'bench/lean-upstream.ts'], {}, /listening (http:\/\/127\.0\.0\.1:\d+)/),
     startChild('Switchyard', [bundle], {
-      PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production',
+      PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...bundleEnv(),
     }, /Switchyard is listening on (http:\/\/\S+)/),
     startChild('Portkey', ['--import', shim, 'node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless'],
       { NODE_ENV: 'production' }, /(Ready) for connections/).catch((err: Error) => err),
   ]);
   const binary = findNginx();
   const nginx = binary ? await startNginx(binary, upstream.url).catch((err: Error) => err) : new Error('nginx is not installed (apt-get install nginx-light, or set NGINX)');
-  const bareHop = await startChild('bare hop', ['--import', 'tsx', 'bench/bare-hop.ts', upstream.url], { NODE_ENV: 'production' }, /listening (http:\/\/127\.0\.0\.1:\d+)/)
+  const bareHop = await startChild('bare hop', ['--import', 'tsx', 'bench/bare-hop.ts', upstream.url], { NODE_ENV: 'production', ...bundleEnv() }, /listening (http:\/\/127\.0\.0\.1:\d+)/)
     .catch((err: Error) => err);
   // The same bundle with shared state on (REDIS_URL): one instance, its counters in Redis.
   const switchyardShared = await startChild('Switchyard+Redis', [bundle], {
-    PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...sharedStateEnv(),
+    PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...bundleEnv(), ...sharedStateEnv(),
   }, /Switchyard is listening on (http:\/\/\S+)/).catch((err: Error) => err);
   // The same bundle with METRICS=off: what /metrics costs the proxy is the difference.
   const switchyardNoMetrics = await startChild('Switchyard METRICS=off', [bundle], {
-    PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', METRICS: 'off',
+    PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...bundleEnv(), METRICS: 'off',
   }, /Switchyard is listening on (http:\/\/\S+)/).catch((err: Error) => err);
   return { upstream, nginx, bareHop, switchyard, switchyardShared, switchyardNoMetrics, portkey, rootKey, portkeyPort };
 }

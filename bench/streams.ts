@@ -29,7 +29,7 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generateAccountKey } from '../server/adapters/security/crypto';
-import { bundleServer } from '../scripts/build/bundle';
+import { bundleEnv, bundleServer } from '../scripts/build/bundle';
 import { runBenchmark, startChild, stopAll, type Child } from './proxy/children';
 import { configureSwitchyard, UPSTREAM_SECRET } from './proxy/switchyard';
 import { benchRedisUrl, deleteBenchKeys, sharedStateEnv } from './proxy/shared-state';
@@ -150,7 +150,7 @@ async function main(): Promise<number> {
     { CHUNKS: String(o.chunks), INTERVAL_MS: String(o.interval) }, /listening (http:\/\/127\.0\.0\.1:\d+)/);
   const profile = o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`] : [];
   const switchyard = await startChild('Switchyard', [...profile, bundle], {
-    PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production',
+    PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'memory://', ROOT_KEY: rootKey, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...bundleEnv(),
     UPSTREAM_CONNECTIONS: String(Math.max(256, largest)), ...(o.redis ? sharedStateEnv() : {}),
   }, /Switchyard is listening on (http:\/\/\S+)/);
   const account = await configureSwitchyard(switchyard.url, rootKey, upstream.url);
@@ -159,7 +159,7 @@ async function main(): Promise<number> {
   const references = await Promise.all([
     nginxBinary ? startNginx(nginxBinary, upstream.url, largest).catch((err: Error) => err) : new Error('nginx is not installed'),
     startChild('bare hop', ['--import', 'tsx', fileURLToPath(new URL('./bare-hop.ts', import.meta.url)), upstream.url],
-      { NODE_ENV: 'production', UPSTREAM_CONNECTIONS: String(Math.max(256, largest)) }, /listening (http:\/\/127\.0\.0\.1:\d+)/).catch((err: Error) => err),
+      { NODE_ENV: 'production', ...bundleEnv(), UPSTREAM_CONNECTIONS: String(Math.max(256, largest)) }, /listening (http:\/\/127\.0\.0\.1:\d+)/).catch((err: Error) => err),
   ]);
   const hops = (['nginx', 'bare-hop'] as const).flatMap((name, i) => {
     const child = references[i];

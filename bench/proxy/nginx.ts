@@ -22,7 +22,7 @@ export function findNginx(): string | null {
 
 /**
  * Starts nginx in the foreground with its own prefix folder (removed at exit), in front of
- * `upstream`; `connections`: the most client connections at once (each holds an upstream one too).
+ * `upstream`; `connections`: the most client connections at once.
  */
 export async function startNginx(binary: string, upstream: string, connections = 2048): Promise<Child> {
   const up = new URL(upstream);
@@ -37,8 +37,10 @@ master_process off;
 daemon off;
 pid ${path.join(prefix, 'nginx.pid')};
 error_log stderr warn;
-worker_rlimit_nofile ${2 * connections + 64};
-events { worker_connections ${2 * connections + 64}; }
+# Each client connection holds an upstream one, and connections kept alive from an earlier
+# run still count: short of room, nginx closes idle ones, a new run's not-yet-used among them.
+worker_rlimit_nofile ${4 * connections + 64};
+events { worker_connections ${4 * connections + 64}; }
 http {
   access_log off;
   ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(temp).join('\n  ')}

@@ -9,6 +9,15 @@ import { projectRoot } from '../../server/core/paths';
 
 export const serverBundle = path.join(projectRoot, 'dist', 'main.mjs');
 
+/**
+ * What `npm start` adds to the bundle's environment (package.json's start script sets the same;
+ * benchmarks start the bundle with it, as `npm start` runs it). glibc's malloc gives each
+ * thread arenas of its own, and what the embedded database's thread allocated and freed while
+ * starting stayed resident in them: one arena cut an idle gateway's RSS by 50-80 MB at no
+ * measurable cost to the proxy (decisions.md, "Footprint"). The operator's value wins.
+ */
+export const bundleEnv = (): Record<string, string> => ({ MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '1' });
+
 export async function bundleServer(): Promise<string> {
   await build({
     entryPoints: [path.join(projectRoot, 'server', 'app', 'main.ts')],

@@ -79,7 +79,7 @@ function copyCheckout(): string {
 function cleanEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(npm_|VITEST|TEST_|NODE_ENV$|NODE_OPTIONS$)/.test(k)) continue;
+    if (/^(npm_|VITEST|TEST_|NODE_ENV$|NODE_OPTIONS$|MALLOC_ARENA_MAX$)/.test(k)) continue;
     env[k] = v;
   }
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
@@ -130,6 +130,8 @@ describe('npm start', () => {
     expect(server, JSON.stringify(tree)).toBeDefined();
     // `exec`: the server is npm's own child, no shell between them to swallow the signal.
     expect(server!.ppid).toBe(npm.pid);
+    // One malloc arena unless the operator chose otherwise (scripts/build/bundle.ts, bundleEnv).
+    expect(readFileSync(`/proc/${server!.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=1');
 
     const account = await proxiedAccount(url, rootKey, mock, 'sk-up-npmstart-00000000000');
     mock.behave('sk-up-npmstart-00000000000', { delayMs: 1500 });
