@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Logger } from '../../core/log';
+import { processRuns } from '../../core/processes';
 
 /**
  * One Switchyard process per DATA_DIR: two processes opening one embedded database each
@@ -79,13 +80,7 @@ function readHolder(file: string): Holder | undefined {
 /** A lock whose holder is gone: a dead pid on this host, or our own pid from before a restart (containers reuse pid 1). */
 function isLeftover(h: Holder): boolean {
   if (h.host !== hostname()) return false;
-  if (h.pid === process.pid) return true;
-  try {
-    process.kill(h.pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return h.pid === process.pid || !processRuns(h.pid);
 }
 
 type Callback = (err: NodeJS.ErrnoException | null) => void;

@@ -1,18 +1,9 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { processRuns } from '../../core/processes';
 
 const PREFIX = 'switchyard-memory-';
-
-/** Whether a process with this ID still runs (one we may not signal runs too). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * The folders of throwaway databases whose process is gone (killed before it could remove
@@ -27,7 +18,7 @@ function sweep(root: string): void {
   }
   for (const name of names) {
     const pid = Number(/^switchyard-memory-(\d+)-/.exec(name)?.[1]);
-    if (pid > 0 && pid !== process.pid && !running(pid)) rmSync(path.join(root, name), { recursive: true, force: true });
+    if (pid > 0 && pid !== process.pid && !processRuns(pid)) rmSync(path.join(root, name), { recursive: true, force: true });
   }
 }
 

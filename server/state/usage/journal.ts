@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../../core/log';
 import { errorFields } from '../../core/log';
+import { processRuns } from '../../core/processes';
 import type { UsageEvent } from '../../domain/usage/types';
 
 /**
@@ -62,15 +63,6 @@ export function parseLine(text: string): JournalLine {
 }
 
 const identity = (run: string) => `${os.hostname().replace(/[~./]/g, '_')}~${process.pid}~${run}`;
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** An orphan run claimed by this process: its segments in order, to be replayed and then removed. */
 export interface OrphanRun {
@@ -231,7 +223,7 @@ export class UsageJournal {
       const pid = Number(pidText);
       const full = path.join(this.dir, f);
       let dead: boolean;
-      if (host === os.hostname().replace(/[~./]/g, '_')) dead = pid === process.pid || !pidAlive(pid);
+      if (host === os.hostname().replace(/[~./]/g, '_')) dead = pid === process.pid || !processRuns(pid);
       else dead = Date.now() - (await fsp.stat(full).catch(() => null))?.mtimeMs! > FOREIGN_STALE_MS;
       if (!dead) continue;
       const claimed = path.join(this.dir, `${run}.owner.${identity(this.run)}`);
