@@ -80,7 +80,8 @@ const initDbStartParams = (throwaway) => (throwaway ? ['--wal-segsize=1'] : []);
 
 /**
  * A single-user PostgreSQL (PGlite) has no checkpointer: nothing ends a WAL segment's life
- * but an explicit CHECKPOINT, so without one the WAL grows by everything ever written. One every CHECKPOINT_MS once something was written takes ~10 ms here.
+ * but an explicit CHECKPOINT, so without one the WAL grows by everything ever written. One
+ * every CHECKPOINT_MS once something was written takes ~10 ms here.
  */
 const CHECKPOINT_MS = 10_000;
 
