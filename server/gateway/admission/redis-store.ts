@@ -251,31 +251,24 @@ export class RedisAdmissionStore implements AdmissionStore {
   }
 
   private finish(c: Closing): void {
-    if (c.mode === 's' || c.mode === 'r') {
-      const lease = this.leases.of(c.r);
-      if (lease) return this.finishPart(c, lease);
-    }
     if (c.mode === 't') return this.send(c);
-    if (this.whileAway.closedLocally(c)) return;
     const { r } = c;
-    const open = this.reservations.get(r.id) === r;
-    const expired = this.expiredHere.has(r);
-    if (!open && !expired) return;
-    this.reservations.delete(r.id);
-    this.expiredHere.delete(r);
+    // A request admitted under a lease settles or releases its part of the lease (redis-leases.ts).
+    const lease = c.mode === 's' || c.mode === 'r' ? this.leases.of(r) : undefined;
+    if (lease) {
+      this.leases.closed(r);
+      if (this.reservations.get(r.id) === r) this.reservations.delete(r.id);
+    } else {
+      if (this.whileAway.closedLocally(c)) return;
+      const open = this.reservations.get(r.id) === r;
+      const expired = this.expiredHere.has(r);
+      if (!open && !expired) return;
+      this.reservations.delete(r.id);
+      this.expiredHere.delete(r);
+    }
     const cost = c.actual.cost > 0 && Number.isFinite(c.actual.cost) ? c.actual.cost : 0;
     if (c.mode === 's' && r.credit && cost > 0) this.unwritten.note(r, cost);
-    this.send(c);
-  }
-
-  /** A request admitted under a lease: its part of the lease is settled or released in Redis. */
-  private finishPart(c: Closing, lease: Lease): void {
-    const { r } = c;
-    this.leases.closed(r);
-    if (this.reservations.get(r.id) === r) this.reservations.delete(r.id);
-    const cost = c.actual.cost > 0 && Number.isFinite(c.actual.cost) ? c.actual.cost : 0;
-    if (c.mode === 's' && r.credit && cost > 0) this.unwritten.note(r, cost);
-    this.send({ mode: c.mode === 's' ? 'l' : 'q', r, actual: c.actual, now: c.now, lease: lease.req.id });
+    this.send(lease ? { mode: c.mode === 's' ? 'l' : 'q', r, actual: c.actual, now: c.now, lease: lease.req.id } : c);
   }
 
   private send(c: Closing): void {
