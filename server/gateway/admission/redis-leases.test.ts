@@ -1,25 +1,10 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/log';
-import { connectRedis } from '../../adapters/redis/link';
-import { InstancePresence } from '../../adapters/redis/presence';
+import { describe, expect, it } from 'vitest';
 import { FakeBases } from './store.contract';
 import { counterKeys, type AdmissionRequest, type AdmissionVerdict, type CreditClaim, type RateClaim } from './store';
 import { RedisAdmissionStore } from './redis-store';
-import { deleteKeys } from '../../testing/redis-keys';
+import { redisTestLink } from './test-fixture';
 
-const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
-const prefix = `test:leases:${process.pid}:${Date.now()}:`;
-const log = createLogger(() => undefined, 'error');
-const link = connectRedis(REDIS, { prefix, log });
-const presence = new InstancePresence(link, log);
-const stores: RedisAdmissionStore[] = [];
-
-afterAll(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  await presence.stop();
-  await deleteKeys(link.client, prefix);
-  await link.close();
-});
+const { link, prefix, presence, stores, log } = redisTestLink('leases');
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 let ownerSerial = 700_000 + Math.floor(Math.random() * 90_000);

@@ -8,21 +8,9 @@ import { describeAdmissionStore, FakeBases } from './store.contract';
 import { counterKeys, periodOf, type AdmissionRequest } from './store';
 import { MemoryAdmissionStore } from './memory-store';
 import { RedisAdmissionStore } from './redis-store';
-import { deleteKeys } from '../../testing/redis-keys';
+import { redisTestLink } from './test-fixture';
 
-const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
-const prefix = `test:admission:${process.pid}:${Date.now()}:`;
-const log = createLogger((l) => process.env.DEBUG_STORE && console.log(l), 'error');
-const link = connectRedis(REDIS, { prefix, log });
-const presence = new InstancePresence(link, log);
-const stores: RedisAdmissionStore[] = [];
-
-afterAll(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  await presence.stop();
-  await deleteKeys(link.client, prefix);
-  await link.close();
-});
+const { link, presence, stores, log } = redisTestLink('admission', createLogger((l) => process.env.DEBUG_STORE && console.log(l), 'error'));
 
 describeAdmissionStore('redis', async (env) => {
   const store = new RedisAdmissionStore(link, env.loader, { refreshMs: env.refreshMs, onThreshold: env.onThreshold, log, presence });
