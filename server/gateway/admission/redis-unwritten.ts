@@ -3,7 +3,7 @@ import { Script } from '../../adapters/redis/script';
 import type { InstancePresence } from '../../adapters/redis/presence';
 import { UNWRITTEN } from './redis-scripts';
 import type { SharedEpoch } from './redis-epoch';
-import { MONEY_EPSILON, type AdmissionRequest, type CreditClaim, type SpendClaim } from './store';
+import { MONEY_EPSILON, sameClaimSet, type AdmissionRequest, type CreditClaim, type SpendClaim } from './store';
 
 /** Usage settled here and not yet written to the database, oldest first (the recorder writes in order). */
 interface Unwritten {
@@ -37,7 +37,7 @@ export class UnwrittenUsage {
     let list = this.unwritten.get(r.credit!.accountId);
     if (!list) this.unwritten.set(r.credit!.accountId, (list = []));
     const last = list[list.length - 1];
-    if (last && last.credit === r.credit && (last.spend === r.spend || (r.spend.length === 0 && last.keys.length === 1))) {
+    if (last && sameClaimSet(last, r)) {
       last.cost += cost;
       return;
     }
