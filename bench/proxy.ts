@@ -206,26 +206,25 @@ async function main(): Promise<number> {
   const [direct, ngx, sy, pk] = results;
   const ok = (r: TargetResult) => !r.problem && usable(r.whole, o.duration);
   const ratio = (a: TargetResult, b: TargetResult) => (ok(a) && ok(b) ? a.whole!.rps / b.whole!.rps : NaN);
-  const added = (p: 'p50' | 'p99') => (!sy.problem && !direct.problem && sy.single && direct.single ? sy.single[p] - direct.single[p] : NaN);
+  const streamedRatio = (a: TargetResult, b: TargetResult) => (!a.problem && !b.problem && usable(a.stream, o.duration) && usable(b.stream, o.duration) ? a.stream!.rps / b.stream!.rps : NaN);
+  /** Latency a target adds to direct's at concurrency 1. */
+  const addedBy = (t: TargetResult, p: 'p50' | 'p99') => (!t.problem && !direct.problem && t.single && direct.single ? t.single[p] - direct.single[p] : NaN);
+  const added = (p: 'p50' | 'p99') => addedBy(sy, p);
   console.log('');
   if (ok(sy) && ok(direct)) {
     console.log(`added latency at concurrency 1 (Switchyard minus direct): p50 ${fmt(added('p50'), 3)} ms, p99 ${fmt(added('p99'), 3)} ms`);
-    const streamed = (b: TargetResult) => (!b.problem && usable(sy.stream, o.duration) && usable(b.stream, o.duration) ? sy.stream!.rps / b.stream!.rps : NaN);
+    const streamed = (b: TargetResult) => streamedRatio(sy, b);
     console.log(`streamed throughput ratio vs portkey: ${fmt(streamed(pk), 2)}, vs direct: ${fmt(streamed(direct), 2)}`);
     console.log(`throughput ratio vs nginx (a bare hop): non-streamed ${fmt(ratio(sy, ngx), 2)}, streamed ${fmt(streamed(ngx), 2)}; nginx vs direct: ${fmt(ratio(ngx, direct), 2)}`);
   } else {
     console.log(`Switchyard could not be measured: ${sy.problem ?? 'its answers were not 2xx under load'}; the figures below are n/a.`);
   }
   const syr = results.find((r) => r.target.name === 'sy+redis')!;
-  const sharedAdded = !syr.problem && !direct.problem && syr.single && direct.single ? syr.single.p50 - direct.single.p50 : NaN;
-  console.log(`shared state (REDIS_URL, one instance): throughput ratio vs in-process ${fmt(ratio(syr, sy), 2)}, vs direct ${fmt(ratio(syr, direct), 2)} (in-process ${fmt(ratio(sy, direct), 2)}); p50 added ms ${fmt(sharedAdded, 3)} (in-process ${fmt(added('p50'), 3)})`);
+  console.log(`shared state (REDIS_URL, one instance): throughput ratio vs in-process ${fmt(ratio(syr, sy), 2)}, vs direct ${fmt(ratio(syr, direct), 2)} (in-process ${fmt(ratio(sy, direct), 2)}); p50 added ms ${fmt(addedBy(syr, 'p50'), 3)} (in-process ${fmt(added('p50'), 3)})`);
   const bare = results.find((r) => r.target.name === 'bare-hop')!;
-  const streamedVs = (a: TargetResult, b: TargetResult) => (!a.problem && !b.problem && usable(a.stream, o.duration) && usable(b.stream, o.duration) ? a.stream!.rps / b.stream!.rps : NaN);
-  console.log(`bare uWS hop (this runtime, no gateway work) vs nginx: non-streamed ${fmt(ratio(bare, ngx), 2)}, streamed ${fmt(streamedVs(bare, ngx), 2)}; Switchyard vs the bare hop: non-streamed ${fmt(ratio(sy, bare), 2)}, streamed ${fmt(streamedVs(sy, bare), 2)}`);
+  console.log(`bare uWS hop (this runtime, no gateway work) vs nginx: non-streamed ${fmt(ratio(bare, ngx), 2)}, streamed ${fmt(streamedRatio(bare, ngx), 2)}; Switchyard vs the bare hop: non-streamed ${fmt(ratio(sy, bare), 2)}, streamed ${fmt(streamedRatio(sy, bare), 2)}`);
   const off = results.find((r) => r.target.name === 'sy-nometrics')!;
-  const streamedOnOff = !off.problem && usable(sy.stream, o.duration) && usable(off.stream, o.duration) ? sy.stream!.rps / off.stream!.rps : NaN;
-  const offAdded = !off.problem && !direct.problem && off.single && direct.single ? off.single.p50 - direct.single.p50 : NaN;
-  console.log(`metrics on vs METRICS=off: throughput ratio non-streamed ${fmt(ratio(sy, off), 3)}, streamed ${fmt(streamedOnOff, 3)}; p50 added ms on ${fmt(added('p50'), 3)}, off ${fmt(offAdded, 3)}`);
+  console.log(`metrics on vs METRICS=off: throughput ratio non-streamed ${fmt(ratio(sy, off), 3)}, streamed ${fmt(streamedRatio(sy, off), 3)}; p50 added ms on ${fmt(added('p50'), 3)}, off ${fmt(addedBy(off, 'p50'), 3)}`);
   console.log(`ratio vs portkey: ${fmt(ratio(sy, pk), 2)}, vs direct: ${fmt(ratio(sy, direct), 2)}, vs nginx: ${fmt(ratio(sy, ngx), 2)}, p50 added ms: ${fmt(added('p50'), 2)}`);
   return ok(sy) && ok(direct) ? 0 : 1;
 }
