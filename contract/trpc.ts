@@ -109,7 +109,7 @@ export interface Route {
   description?: string;
   access: Access;
   /** Extra error statuses beyond those implied by `access`. */
-  errors?: Partial<Record<400 | 402 | 404 | 409 | 413 | 415 | 429, string>>;
+  errors?: Partial<Record<400 | 402 | 403 | 404 | 409 | 413 | 415 | 429, string>>;
   paginated?: boolean;
   successStatus?: 200 | 201;
 }
@@ -121,6 +121,19 @@ const accessErrors: Record<Access, Record<number, string>> = {
   owner: { 401: 'Missing or invalid API key', 403: 'Caller is not an Owner' },
   root: { 401: 'Missing or invalid API key', 403: 'Caller is not Root' },
 };
+
+const OUT_OF_SCOPE = 'a caller that is not an Owner names an account outside its own subtree, or one that does not exist (`out_of_scope`: the same answer either way)';
+
+/**
+ * The 403 and 404 of a route that names an account (docs/decisions.md, Accounts and keys):
+ * `refusals` are the route's own 403s, to which out of scope is added.
+ */
+export function accountTargetErrors(refusals?: string): { 403: string; 404: string } {
+  return {
+    403: refusals ? `${refusals}; or ${OUT_OF_SCOPE}` : `${OUT_OF_SCOPE[0].toUpperCase()}${OUT_OF_SCOPE.slice(1)}`,
+    404: 'No such account, to an Owner (another tenant\'s gets the same answer); or nothing at a DNA path below the caller',
+  };
+}
 
 /** One place that turns a route description into trpc-to-openapi metadata. */
 export function route(r: Route): Meta {

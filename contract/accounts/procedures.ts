@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Caller } from '../auth/caller';
-import { authedProcedure, route, router, sendPage } from '../trpc';
+import { accountTargetErrors, authedProcedure, route, router, sendPage } from '../trpc';
 import {
   Account, AccountAddResult, AccountCreate, AccountIdentifierPath, AccountListQuery, AccountPatch, AccountResult, AccountSelectQuery,
   NoQuery, SelfRotate, SelfRotateResult, UserStatus,
@@ -9,7 +9,7 @@ import type { AccountScope } from './service';
 
 const tags = ['accounts'];
 const actor = (ctx: { caller: Caller; ip: string }) => ({ caller: ctx.caller, ip: ctx.ip });
-const scopeErrors = { 403: 'Caller lacks manage permission, or may not do this to its own account', 404: 'No such account in the caller\'s hierarchy (one outside it gets the same answer)' } as const;
+const scopeErrors = accountTargetErrors('Caller lacks manage permission, or may not do this to its own account');
 
 const list = (path: '/x-users' | '/x-dna', scope: AccountScope, summary: string) =>
   authedProcedure

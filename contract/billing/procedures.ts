@@ -1,5 +1,5 @@
 import type { Caller } from '../auth/caller';
-import { authedProcedure, route, router } from '../trpc';
+import { accountTargetErrors, authedProcedure, route, router } from '../trpc';
 import { BillInfo, BillQuery, DescendantBillInfo, DescendantBillQuery, MAX_BILL_DAYS } from './schemas';
 
 const tags = ['billing'];
@@ -16,7 +16,7 @@ export const billingRouter = router({
     .meta(route({
       method: 'GET', path: '/x-bill', tags, access: 'manage', summary: 'Bill of the caller\'s descendants, with a per-account breakdown',
       description: `${periodRules} The caller's own usage is not counted.`,
-      errors: { 400: 'Invalid date, range, user or parameter', 404: 'No such account in the caller\'s tree (one outside it gets the same answer)' },
+      errors: { 400: 'Invalid date, range, user or parameter', ...accountTargetErrors('Caller lacks manage permission') },
     }))
     .input(DescendantBillQuery.optional())
     .output(DescendantBillInfo)

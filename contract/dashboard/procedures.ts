@@ -1,5 +1,5 @@
 import type { Caller } from '../auth/caller';
-import { authedProcedure, route, router } from '../trpc';
+import { accountTargetErrors, authedProcedure, route, router } from '../trpc';
 import { LogPage, LogQuery, ModelList, NoQuery, RequestPage, RequestQuery, UserInfo, UserInfoQuery, UserLive } from './schemas';
 
 const tags = ['dashboard'];
@@ -35,7 +35,7 @@ export const dashboardRouter = router({
     .meta(route({
       method: 'GET', path: '/dashboard/requests', tags, access: 'account', summary: 'Per-request usage: a page of an account\'s recent requests, newest first',
       description: 'One entry per proxied request that produced usage, as recorded (tokens, cost, model, status, request ID). The caller\'s own by default; `user` names an account of the caller\'s tree. Raw records are kept for USAGE_RETENTION_DAYS; bills cover any period.',
-      errors: { 400: 'Invalid filter, limit or cursor', 404: 'No such account in the caller\'s tree (one outside it gets the same answer)' },
+      errors: { 400: 'Invalid filter, limit or cursor', ...accountTargetErrors() },
     }))
     .input(RequestQuery.optional())
     .output(RequestPage)
@@ -46,7 +46,7 @@ export const dashboardRouter = router({
   userInfo: authedProcedure
     .meta(route({
       method: 'GET', path: '/x-info', tags: ['accounts'], access: 'owner', summary: 'An account of the Owner\'s tree: user_info with daily and monthly usage',
-      errors: { 400: 'Missing or invalid `user`', 404: 'No such account in the caller\'s tree (one outside it gets the same answer)' },
+      errors: { 400: 'Missing or invalid `user`', 404: 'No such account in the Owner\'s tenant (another tenant\'s gets the same answer)' },
     }))
     .input(UserInfoQuery)
     .output(UserLive)

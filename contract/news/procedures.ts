@@ -1,10 +1,10 @@
 import type { Caller } from '../auth/caller';
-import { authedProcedure, route, router } from '../trpc';
+import { accountTargetErrors, authedProcedure, route, router } from '../trpc';
 import { NewsCreate, NewsCreateResult, NewsDeleteResult, NewsFeed, NewsTargetPath, NoQuery } from './schemas';
 
 const tags = ['news'];
 const actor = (ctx: { caller: Caller; ip: string }) => ({ caller: ctx.caller, ip: ctx.ip });
-const targetErrors = { 403: 'Caller lacks manage permission, or names its own account by ID or name', 404: 'No such account or DNA path in the caller\'s hierarchy (one outside it gets the same answer)' } as const;
+const targetErrors = accountTargetErrors('Caller lacks manage permission, or names its own account by ID or name');
 
 export const newsRouter = router({
   createSystem: authedProcedure

@@ -69,14 +69,15 @@ describe('DELETE /x-users/{identifier}', () => {
     expect(await count()).toBe(0);
   });
 
-  it('answers 403 for itself, 404 outside the hierarchy as for the unknown, 400 for a filter, and writes nothing', async () => {
+  it('answers 403 for itself and, to a subaccount, outside its subtree as for the unknown; 404 to the Owner for the unknown; 400 for a filter; and writes nothing', async () => {
     const a = await make(gw, gw.root, { CreditGranted: 50 });
     const b = await make(gw, gw.root, { CreditGranted: 50 });
     const before = await rowCounts(gw);
     expect(expectEnvelope(await a.client.delete(`/x-users/${a.id}`), 403).message).toMatch(/your own account/);
     expectEnvelope(await gw.root.delete('/x-users/1'), 403);
-    expect(expectEnvelope(await a.client.delete(`/x-users/${b.id}`), 404).message).toBe(`Account #${b.id} not found`);
-    expect(expectEnvelope(await a.client.delete('/x-users/root'), 404).message).toBe('Account "root" not found');
+    const outOfScope = expectEnvelope(await a.client.delete('/x-users/424242'), 403);
+    expect(outOfScope.code).toBe('out_of_scope');
+    for (const target of [b.id, b.name, 'root', '1']) expect(expectEnvelope(await a.client.delete(`/x-users/${target}`), 403), String(target)).toEqual(outOfScope);
     expectEnvelope(await gw.root.delete('/x-users/424242'), 404);
     expectEnvelope(await gw.root.delete('/x-users/nobody-at-all'), 404);
     expectEnvelope(await gw.root.delete('/x-users/L1'), 400);

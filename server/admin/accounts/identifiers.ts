@@ -1,9 +1,10 @@
 import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Caller } from '../../../contract/services';
-import { badRequest, forbidden, notFound } from '../../../contract/errors';
+import { ApiError, badRequest, forbidden, notFound } from '../../../contract/errors';
 import type { Db, Tx } from '../../adapters/storage/database';
 import { accounts } from '../../adapters/storage/schema';
 import type { AccountRow } from '../../state/accounts/account-cache';
+import { isDescendantDna } from '../../state/accounts/caller';
 import { DNA_PATH, inSubtree } from '../billing/subtree';
 
 const INT_MAX = 2_147_483_647;
@@ -77,13 +78,24 @@ export function describe(id: Exclude<Identifier, { kind: 'filter' }>): string {
 const AMBIGUOUS_SHOWN = 5;
 
 /**
+ * The answer for an identifier that names nothing the caller may reach. An Owner's reach is
+ * its tenant (Root's: every tenant), so what it cannot reach either does not exist or lies in
+ * another tenant, which is answered as if it did not exist: 404, from the identifier alone. A
+ * caller below an Owner is out of scope beyond its own subtree (403) whether the account exists
+ * or not, with one body for every identifier, so nothing can be probed; a DNA path below its own
+ * names a place inside its subtree, where nothing is hidden from it: 404 like an Owner's.
+ */
+function unreachable(caller: Caller, id: Exclude<Identifier, { kind: 'filter' }>): ApiError {
+  if (caller.isOwner || (id.kind === 'dna' && isDescendantDna(id.dna, caller.dna))) return notFound(`Account ${describe(id)} not found`);
+  return new ApiError(403, 'Out of scope: you may name only your own account and the accounts below it', 'out_of_scope');
+}
+
+/**
  * One account the caller can reach, by identifier: the caller itself or an account below it
- * (for Root, any account). An account out of reach is answered exactly like one that does not
- * exist (the same 404 and message, from the identifier alone), so no ID, name, email or DNA path
- * tells a caller what lies outside its tree, another tenant's accounts least of all. Names and
- * emails are unique per tenant and every tree but Root's lies in one tenant, so only Root can
- * meet a name two accounts share: it gets a 400 listing them. `lock` takes the row lock for the
- * rest of the transaction.
+ * in its tenant (for Root, any account); any other is `unreachable`, the one rule every route
+ * that names an account answers by. Names and emails are unique per tenant and every tree but
+ * Root's lies in one tenant, so only Root can meet a name two accounts share: it gets a 400
+ * listing them. `lock` takes the row lock for the rest of the transaction.
  */
 export async function findAccount(
   db: Db | Tx, caller: Caller, id: Exclude<Identifier, { kind: 'filter' }>, opts: { lock?: boolean; param?: string } = {},
@@ -91,7 +103,7 @@ export async function findAccount(
   const reach = caller.isRoot ? undefined : and(eq(accounts.ownerId, caller.ownerId), inSubtree(accounts.dna, caller.dna));
   const query = db.select().from(accounts).where(and(condition(id), reach)).orderBy(asc(accounts.id)).limit(AMBIGUOUS_SHOWN + 1);
   const rows = opts.lock ? await query.for('update') : await query;
-  if (rows.length === 0) throw notFound(`Account ${describe(id)} not found`);
+  if (rows.length === 0) throw unreachable(caller, id);
   if (rows.length > 1) {
     const listed = rows.slice(0, AMBIGUOUS_SHOWN).map((r) => `#${r.id} ${r.dna}`).join(', ');
     throw badRequest(`${opts.param ?? 'identifier'}: ${describe(id)} names accounts of several tenants (${listed}${rows.length > AMBIGUOUS_SHOWN ? ', …' : ''}); name one by ID or DNA path`, 'ambiguous_identifier');

@@ -81,14 +81,17 @@ describe('GET /x-users and /x-dna', () => {
     expect(ids(await a.client.get('/x-users/L2?size=1&page=2'))).toEqual([a2.id]);
   });
 
-  it('answers 404 outside the hierarchy as for the unknown, 400 for malformed identifiers and queries', async () => {
+  it('answers a subaccount 403 outside its subtree as for the unknown, the Owner 404 for the unknown, 400 for malformed identifiers and queries', async () => {
     const before = await rowCounts(gw);
-    for (const target of [b.id, b.name, b.email, b.dna, '1', 'root', '.1.']) {
-      const e = expectEnvelope(await a.client.get(`/x-users/${encodeURIComponent(String(target))}`), 404);
-      expect(e, String(target)).toEqual({ message: `Account ${typeof target === 'number' || /^\d+$/.test(target) ? `#${target}` : target.startsWith('.') || target.includes('@') ? target : `"${target}"`} not found`, type: 'not_found_error', code: 'not_found' });
-      expect(expectEnvelope(await a.client.get(`/x-dna/${encodeURIComponent(String(target))}`), 404)).toEqual(e);
+    const outOfScope = { message: 'Out of scope: you may name only your own account and the accounts below it', type: 'permission_error', code: 'out_of_scope' };
+    for (const target of [b.id, b.name, b.email, b.dna, b1.id, '1', 'root', '.1.', '999999', '99999999999', 'nobody-here', 'nobody@example.test', '.1.999999.']) {
+      expect(expectEnvelope(await a.client.get(`/x-users/${encodeURIComponent(String(target))}`), 403), String(target)).toEqual(outOfScope);
+      expect(expectEnvelope(await a.client.get(`/x-dna/${encodeURIComponent(String(target))}`), 403), String(target)).toEqual(outOfScope);
     }
-    expectEnvelope(await a1.client.get(`/x-users/${a2.id}`), 404);
+    expect(expectEnvelope(await a1.client.get(`/x-users/${a2.id}`), 403)).toEqual(outOfScope);
+    expect(expectEnvelope(await a1.client.get(`/x-users/${a.id}`), 403)).toEqual(outOfScope);
+    // A DNA path below its own names a place in its subtree: an empty one is 404, not out of scope.
+    expect(expectEnvelope(await a.client.get(`/x-dna/${a.dna}999999.`), 404)).toEqual({ message: `Account ${a.dna}999999. not found`, type: 'not_found_error', code: 'not_found' });
     for (const target of ['999999', '99999999999', 'nobody-here', 'nobody@example.test', '.1.999999.']) {
       expect(expectEnvelope(await gw.root.get(`/x-users/${target}`), 404).type).toBe('not_found_error');
     }

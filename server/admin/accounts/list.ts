@@ -54,7 +54,7 @@ export function listAccounts(d: AccountDeps, { caller }: Actor, scope: AccountSc
 /**
  * The path forms: a filter selects among the scope (children or descendants); an ID, name or
  * email selects that one account anywhere in the caller's hierarchy (the caller itself
- * included; any other is 404, as if it did not exist); a DNA path selects that account, and
+ * included; any other is answered as `findAccount` says); a DNA path selects that account, and
  * on `/x-dna` its whole subtree.
  */
 export async function selectAccounts(d: AccountDeps, { caller }: Actor, scope: AccountScope, identifier: string, paging: AccountPaging): Promise<Page<Account>> {

@@ -23,6 +23,21 @@ beforeAll(async () => {
 });
 afterAll(async () => { await gw?.close(); });
 
+/** Every route that names an account, asked about `ident`: the answers keyed by route. */
+async function probeRoutes(client: Made['client'], ident: string) {
+  const q = encodeURIComponent(ident);
+  const answers: Record<string, unknown> = {};
+  for (const [method, path, body] of [
+    ['GET', '/x-users/{q}'], ['GET', '/x-dna/{q}'], ['PUT', '/x-users/{q}', { Alias: 'x' }], ['POST', '/x-users/{q}', { Suspended: true }],
+    ['DELETE', '/x-users/{q}'], ['GET', '/x-info?user={q}'], ['GET', '/x-bill?user={q}'], ['GET', '/x-bill?u={q}&days=7'],
+    ['GET', '/dashboard/requests?user={q}'], ['POST', '/x-news/{q}', { title: 't', content: 'c' }], ['DELETE', '/x-news/{q}'],
+  ] as const) {
+    const r = await client.request(method, path.replace('{q}', q), { body });
+    answers[`${method} ${path}`] = { status: r.status, body: r.body };
+  }
+  return answers;
+}
+
 describe('Owners (TENANCY=multi)', () => {
   it('are Root\'s children that own their tenant and start from the defaults', async () => {
     const a = (await gw.root.get(`/x-users/${ownerA.id}`)).body[0];
@@ -59,19 +74,7 @@ describe('Owners (TENANCY=multi)', () => {
 
   it('cannot tell another tenant\'s account from none: the same status and body on every route that takes an account', async () => {
     const { Name, Email } = fresh('probe');
-    const probe = async (ident: string) => {
-      const q = encodeURIComponent(ident);
-      const answers: Record<string, unknown> = {};
-      for (const [method, path, body] of [
-        ['GET', `/x-users/${q}`], ['GET', `/x-dna/${q}`], ['PUT', `/x-users/${q}`, { Alias: 'x' }], ['POST', `/x-users/${q}`, { Suspended: true }],
-        ['DELETE', `/x-users/${q}`], ['GET', `/x-info?user=${q}`], ['GET', `/x-bill?user=${q}`], ['GET', `/x-bill?u=${q}&days=7`],
-        ['POST', `/x-news/${q}`, { title: 't', content: 'c' }], ['DELETE', `/x-news/${q}`],
-      ] as const) {
-        const r = await ownerB.client.request(method, path, { body });
-        answers[`${method} ${path}`] = { status: r.status, body: r.body };
-      }
-      return answers;
-    };
+    const probe = (ident: string) => probeRoutes(ownerB.client, ident);
     const none = { name: await probe(Name), email: await probe(Email) };
     const victim = await make(gw, ownerA.client, { Name, Email });
     const before = await rowCounts(gw);
@@ -87,6 +90,39 @@ describe('Owners (TENANCY=multi)', () => {
     // The victim is untouched and its own Owner and Root still see it.
     expect((await ownerA.client.get(`/x-users/${Name}`)).body[0]).toMatchObject({ ID: victim.id, Alias: Name, Suspended: false });
     expect((await gw.root.get(`/x-users/${Email}`)).body[0].ID).toBe(victim.id);
+  });
+
+  it('answer a subaccount out of scope beyond its subtree: one 403 for a sibling, its Owner, Root, another tenant\'s account and none', async () => {
+    const manager = await make(gw, ownerA.client, { CreditGranted: 50 });
+    const below = await make(gw, manager.client, { CreditGranted: 2 });
+    const stranger = await make(gw, ownerB.client, { CreditGranted: 2 });
+    const before = await rowCounts(gw);
+    const unknown = await probeRoutes(manager.client, '2000000000');
+    for (const [route, answer] of Object.entries(unknown)) {
+      const code = route.includes('/x-info') ? 'owner_only' : 'out_of_scope';
+      expect(answer, route).toMatchObject({ status: 403, body: { error: { type: 'permission_error', code } } });
+    }
+    const targets = [
+      userA.id, userA.name, userA.email, userA.dna, ownerA.id, ownerA.name, ownerA.email, ownerA.dna, '1', 'root', '.1.',
+      stranger.id, stranger.name, stranger.email, stranger.dna, ownerB.id, ownerB.dna, 'nobody-at-all', 'nobody@example.test', '.1.2000000000.',
+    ];
+    for (const target of targets) expect(await probeRoutes(manager.client, String(target)), String(target)).toEqual(unknown);
+    expect(await rowCounts(gw)).toEqual(before);
+    // Its own subtree it reaches; a DNA path below it that nobody holds names nothing hidden: 404.
+    expect((await manager.client.get(`/x-users/${below.id}`)).body.map((a: any) => a.ID)).toEqual([below.id]);
+    expect((await manager.client.put(`/x-users/${below.name}`, { Alias: 'seen' })).status).toBe(200);
+    expect(expectEnvelope(await manager.client.get(`/x-dna/${manager.dna}2000000000.`), 404).code).toBe('not_found');
+  });
+
+  it('leave Root every tenant: it reaches any account, and one that does not exist is 404', async () => {
+    expect((await gw.root.get(`/x-users/${userA.id}`)).body.map((a: any) => a.ID)).toEqual([userA.id]);
+    expect((await gw.root.get(`/x-info?user=${userA.id}`)).body.id).toBe(userA.id);
+    expect((await gw.root.get(`/dashboard/requests?user=${userA.id}`)).status).toBe(200);
+    const before = await rowCounts(gw);
+    for (const [route, answer] of Object.entries(await probeRoutes(gw.root, '2000000000'))) {
+      expect(answer, route).toMatchObject({ status: 404, body: { error: { type: 'not_found_error', code: 'not_found', message: 'Account #2000000000 not found' } } });
+    }
+    expect(await rowCounts(gw)).toEqual(before);
   });
 
   it('have names and emails of their own: unique per tenant, found in the caller\'s tenant only', async () => {

@@ -221,12 +221,14 @@ describe('refusals', () => {
     expect(mid.logs).toBe(before.logs + 1);
   });
 
-  it('answers 409 for a Name or Email of another account, 404 outside the hierarchy as for the unknown', async () => {
+  it('answers 409 for a Name or Email of another account; to a subaccount, 403 outside its subtree as for the unknown; to the Owner, 404 for the unknown', async () => {
     const before = await rowCounts(gw);
     expect(expectEnvelope(await gw.root.put(`/x-users/${child.id}`, { Name: sibling.name }), 409).code).toBe('duplicate_name');
     expect(expectEnvelope(await gw.root.put(`/x-users/${child.id}`, { Email: sibling.email.toUpperCase() }), 409).code).toBe('duplicate_email');
-    expectEnvelope(await reseller.client.put(`/x-users/${sibling.id}`, { Alias: 'x' }), 404);
-    expectEnvelope(await reseller.client.put('/x-users/1', { Alias: 'x' }), 404);
+    const outOfScope = expectEnvelope(await reseller.client.put('/x-users/987654', { Alias: 'x' }), 403);
+    expect(outOfScope.code).toBe('out_of_scope');
+    expect(expectEnvelope(await reseller.client.put(`/x-users/${sibling.id}`, { Alias: 'x' }), 403)).toEqual(outOfScope);
+    expect(expectEnvelope(await reseller.client.put('/x-users/1', { Alias: 'x' }), 403)).toEqual(outOfScope);
     // Without manage permission the question never gets that far.
     expect(expectEnvelope(await child.client.put(`/x-users/${reseller.id}`, { Alias: 'x' }), 403).code).toBe('manage_denied');
     expectEnvelope(await gw.root.put('/x-users/987654', { Alias: 'x' }), 404);

@@ -149,10 +149,12 @@ describe('GET /x-bill', () => {
     const b = await bill(u1.key, '/x-bill');
     expect(b.total_credit_used).toBe(2);
     expect(b.usage_users.map((u: any) => u.id)).toEqual([u3.id]);
-    expectEnvelope(await gw.as(u1.key).get(`/x-bill?user=${u2.id}`), 404);
+    // A sibling is out of scope for a subaccount: 403, the same answer as for an account nobody has.
+    expect(expectEnvelope(await gw.as(u1.key).get(`/x-bill?user=${u2.id}`), 403)).toEqual(expectEnvelope(await gw.as(u1.key).get('/x-bill?user=2000000000'), 403));
+    expect(expectEnvelope(await gw.as(u1.key).get(`/x-bill?user=${u2.id}`), 403).code).toBe('out_of_scope');
   });
 
-  it('is 404 for an unknown account or one outside the tree, 400 for the caller itself and bad input', async () => {
+  it('is 404 to an Owner for an unknown account or one of another tenant, 400 for the caller itself and bad input', async () => {
     const a = gw.as(ownerA.key);
     for (const q of [`user=${v.id}`, `user=${ownerB.name}`, `user=${ownerB.dna}`, 'user=1', 'user=.1.']) expect(expectEnvelope(await a.get(`/x-bill?${q}`), 404).code, q).toBe('not_found');
     for (const q of ['user=99999999', 'user=99999999999999', 'user=no-such-account', 'user=ghost@example.test', `user=${ownerA.dna}999999.`]) expectEnvelope(await a.get(`/x-bill?${q}`), 404);

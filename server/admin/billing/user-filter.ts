@@ -26,8 +26,8 @@ export function asUserParam<T>(fn: () => T): T {
 /**
  * `user`/`u` of `/x-bill`, in the accounts area's identifier forms: an ID, username or email
  * names one account; a DNA path that account and everything below it; `L{n}`/`G{n}`/`R{n}`/
- * `T{n}`/`F{n}` the descendants matching. Unknown and outside the caller's tree are the same
- * 404, and the caller itself 400: its own usage is never part of a descendant bill.
+ * `T{n}`/`F{n}` the descendants matching. Unknown or outside the caller's tree is answered as
+ * `findAccount` says, and the caller itself 400: its own usage is never part of a descendant bill.
  */
 export async function resolveBillUser(db: Db, caller: Caller, raw: string): Promise<BillScope> {
   const id = asUserParam(() => parseIdentifier(raw));

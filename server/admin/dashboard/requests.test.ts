@@ -49,10 +49,10 @@ describe('GET /dashboard/requests', () => {
     expect(r.body.data.map((d: { request_id: string }) => d.request_id).sort()).toEqual(['req-2', 'req-3', 'req-4', 'req-5']);
   });
 
-  it('lets an Owner read an account of its tree, and answers 404 for one outside it and 400 for a bad cursor', async () => {
+  it('lets an Owner read an account of its tree, answers 404 to an Owner and 403 to a subaccount outside it, and 400 for a bad cursor', async () => {
     expect((await gw.as(owner.key).get(`/dashboard/requests?user=${user.id}`)).body.data).toHaveLength(7);
     expectEnvelope(await gw.as(owner.key).get(`/dashboard/requests?user=${other.id}`), 404);
-    expectEnvelope(await gw.as(user.key).get(`/dashboard/requests?user=${owner.id}`), 404);
+    expect(expectEnvelope(await gw.as(user.key).get(`/dashboard/requests?user=${owner.id}`), 403).code).toBe('out_of_scope');
     expectEnvelope(await gw.as(user.key).get('/dashboard/requests?before=nonsense'), 400);
     expectEnvelope(await gw.as(user.key).get('/dashboard/requests?limit=1000'), 400);
   });

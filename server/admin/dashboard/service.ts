@@ -72,7 +72,7 @@ export class Dashboard implements DashboardService {
     return visibleModels(routing, row);
   }
 
-  /** The Owner's own tree only (itself included); any other account is 404, as if it did not exist. */
+  /** The Owner's own tree only (itself included): any other account is 404, as if it did not exist (only Owners get here). */
   async userInfo({ caller }: Actor, user: string): Promise<UserLive> {
     const row = await findAccount(this.db, caller, asUserParam(() => parseSingleIdentifier(user, 'user')), { param: 'user' });
     const [cards, usage] = await Promise.all([activeGrants(this.db, row.id), this.liveUsage(row.id)]);

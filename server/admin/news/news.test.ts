@@ -54,14 +54,17 @@ describe('POST /x-news', () => {
     expect((await a.client.post(`/x-news/${a.dna}`, { title: 'For the a tree', content: 'c' })).status).toBe(201);
 
     const before = await rowCounts(gw);
-    // Above or beside the caller is 404, as for an account that does not exist; itself by ID is no ancestor's target.
-    expectEnvelope(await a1.client.post(`/x-news/${a.id}`, { title: 't', content: 'c' }), 404);
-    expectEnvelope(await a1.client.post(`/x-news/${a2.id}`, { title: 't', content: 'c' }), 404);
-    expectEnvelope(await a.client.post(`/x-news/${a.id}`, { title: 't', content: 'c' }), 403);
-    expect(expectEnvelope(await a.client.post(`/x-news/${b.dna}`, { title: 't', content: 'c' }), 404).message).toBe(`Account ${b.dna} not found`);
-    expectEnvelope(await a.client.post('/x-news/.1.', { title: 't', content: 'c' }), 404);
-    expectEnvelope(await a.client.post('/x-news/999999', { title: 't', content: 'c' }), 404);
-    expectEnvelope(await a.client.post('/x-news/.1.999999.', { title: 't', content: 'c' }), 404);
+    // Above or beside a subaccount is out of scope, exactly as an account nobody has; itself by ID is no ancestor's target.
+    const outOfScope = expectEnvelope(await a.client.post('/x-news/999999', { title: 't', content: 'c' }), 403);
+    expect(outOfScope.code).toBe('out_of_scope');
+    for (const target of [a.id, a2.id]) expect(expectEnvelope(await a1.client.post(`/x-news/${target}`, { title: 't', content: 'c' }), 403)).toEqual(outOfScope);
+    for (const target of [b.id, b.dna, b.name, '.1.', '1', 'root', '.1.999999.']) {
+      expect(expectEnvelope(await a.client.post(`/x-news/${target}`, { title: 't', content: 'c' }), 403), String(target)).toEqual(outOfScope);
+    }
+    expect(expectEnvelope(await a.client.post(`/x-news/${a.id}`, { title: 't', content: 'c' }), 403).code).toBe('forbidden');
+    // Below its own DNA path nothing is hidden from it: nobody there is 404.
+    expect(expectEnvelope(await a.client.post(`/x-news/${a.dna}999999.`, { title: 't', content: 'c' }), 404).message).toBe(`Account ${a.dna}999999. not found`);
+    expectEnvelope(await gw.root.post('/x-news/999999', { title: 't', content: 'c' }), 404);
     expectEnvelope(await a.client.post('/x-news/L1', { title: 't', content: 'c' }), 400);
     expect(await rowCounts(gw)).toEqual(before);
   });
@@ -137,8 +140,8 @@ describe('DELETE /x-news', () => {
   it('removes every system-wide entry (Root only), and refuses others without writing', async () => {
     const before = await rowCounts(gw);
     expectEnvelope(await a.client.delete('/x-news'), 403);
-    expectEnvelope(await a1.client.delete(`/x-news/${a.id}`), 404);
-    expectEnvelope(await a.client.delete(`/x-news/${b.id}`), 404);
+    expect(expectEnvelope(await a1.client.delete(`/x-news/${a.id}`), 403).code).toBe('out_of_scope');
+    expect(expectEnvelope(await a.client.delete(`/x-news/${b.id}`), 403).code).toBe('out_of_scope');
     expectEnvelope(await gw.root.delete('/x-news/999999'), 404);
     expectEnvelope(await gw.root.delete('/x-news/.1.x.'), 400);
     expect(await rowCounts(gw)).toEqual(before);

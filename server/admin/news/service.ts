@@ -50,7 +50,6 @@ export class News implements NewsService {
    */
   private async target(caller: Caller, raw: string): Promise<Target> {
     const ident = parseSingleIdentifier(raw, 'target');
-    // Beyond the caller's reach is 404, the answer for an account that does not exist.
     const account = await findAccount(this.db, caller, ident, { param: 'target' });
     const subtree = ident.kind === 'dna';
     const allowed = caller.isRoot || isDescendantDna(account.dna, caller.dna) || (subtree && account.id === caller.id);
