@@ -8,6 +8,9 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 120_000,
-    reporters: ['default'],
+    // Probes once per run for what npm cannot bring (Redis, Java, python3's libraries…), and names
+    // what the skipped tests needed after vitest's summary: server/testing/requirements.ts.
+    globalSetup: ['server/testing/requirements-setup.ts'],
+    reporters: ['default', './server/testing/requirements-reporter.ts'],
   },
 });

@@ -1,8 +1,10 @@
 /**
- * The benchmark's upstream: an OpenAI-format chat completions endpoint doing as little as
- * possible (answers prebuilt per model), so that the upstream is never what a proxy
- * benchmark measures. Runs as its own process; prints `listening <url>` once ready.
- * Streams carry 3 content chunks, a finish chunk, a usage chunk when asked, and [DONE].
+ * The benchmark's upstream: an OpenAI-format chat completions endpoint and an Anthropic-format
+ * messages endpoint (for the translated path) doing as little as possible (answers prebuilt
+ * per model), so that the upstream is never what a proxy benchmark measures. Runs as its own
+ * process; prints `listening <url>` once ready. Chat streams carry 3 content chunks, a finish
+ * chunk, a usage chunk when asked, and [DONE]; message streams Anthropic's events around the
+ * same 3 pieces of text.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +19,29 @@ interface Prebuilt {
 }
 
 const prebuilt = new Map<string, Prebuilt>();
+const prebuiltMessages = new Map<string, { whole: string; events: string }>();
+
+function messagesFor(model: string): { whole: string; events: string } {
+  let p = prebuiltMessages.get(model);
+  if (!p) {
+    const usage = { input_tokens: USAGE.prompt_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: USAGE.completion_tokens };
+    const message = (content: unknown[], stop: string | null, u: object) => ({ id: 'msg_bench', type: 'message', role: 'assistant', model, content, stop_reason: stop, stop_sequence: null, usage: u });
+    const ev = (type: string, fields: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+    p = {
+      whole: JSON.stringify(message([{ type: 'text', text: TEXT.join('') }], 'end_turn', usage)),
+      events: [
+        ev('message_start', { message: message([], null, { ...usage, output_tokens: 1 }) }),
+        ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+        ...TEXT.map((text) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text } })),
+        ev('content_block_stop', { index: 0 }),
+        ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: USAGE.completion_tokens } }),
+        ev('message_stop', {}),
+      ].join(''),
+    };
+    if (prebuiltMessages.size < 100) prebuiltMessages.set(model, p);
+  }
+  return p;
+}
 
 function answersFor(model: string): Prebuilt {
   let p = prebuilt.get(model);
@@ -42,7 +67,8 @@ function answersFor(model: string): Prebuilt {
 }
 
 function answer(req: IncomingMessage, res: ServerResponse, raw: string): void {
-  if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+  const messages = req.url?.endsWith('/v1/messages') === true;
+  if (req.method !== 'POST' || (!messages && !req.url?.endsWith('/chat/completions'))) {
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end('{"error":{"message":"not found","type":"invalid_request_error","code":"not_found"}}');
     return;
@@ -55,7 +81,24 @@ function answer(req: IncomingMessage, res: ServerResponse, raw: string): void {
     res.end('{"error":{"message":"malformed JSON","type":"invalid_request_error","code":"invalid_json"}}');
     return;
   }
-  const p = answersFor(typeof body.model === 'string' ? body.model : 'unknown');
+  const model = typeof body.model === 'string' ? body.model : 'unknown';
+  if (messages) {
+    if (!req.headers['x-api-key'] || !req.headers['anthropic-version']) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end('{"type":"error","error":{"type":"authentication_error","message":"x-api-key and anthropic-version are required"}}');
+      return;
+    }
+    const m = messagesFor(model);
+    if (body.stream === true) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.end(m.events);
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(m.whole) });
+      res.end(m.whole);
+    }
+    return;
+  }
+  const p = answersFor(model);
   if (body.stream !== true) {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(p.whole) });
     res.end(p.whole);

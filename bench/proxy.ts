@@ -18,7 +18,7 @@ import { generateAccountKey } from '../server/adapters/security/crypto';
 import { bundleEnv, bundleServer } from '../scripts/build/bundle';
 import { freePort, runBenchmark, startChild, stopAll, type Child } from './proxy/children';
 import { combine, latencyOf, throughput, timingsAtOne, validate, type Latency, type Target, type Throughput, type Timings, type Workload } from './proxy/load';
-import { configureSwitchyard, UPSTREAM_SECRET } from './proxy/switchyard';
+import { configureSwitchyard, configureTranslated, UPSTREAM_SECRET } from './proxy/switchyard';
 import { findNginx, startNginx } from './proxy/nginx';
 import { benchRedisUrl, deleteBenchKeys, sharedStateEnv } from './proxy/shared-state';
 
@@ -152,6 +152,7 @@ async function main(): Promise<number> {
   const { upstream, nginx, bareHop, switchyard, switchyardShared, switchyardNoMetrics, portkey, rootKey, portkeyPort } = await startAll();
   const account = await configureSwitchyard(switchyard.url, rootKey, upstream.url);
   const sharedAccount = switchyardShared instanceof Error ? switchyardShared : await configureSwitchyard(switchyardShared.url, rootKey, upstream.url).catch((err: Error) => err);
+  const translatedAccount = await configureTranslated(switchyard.url, rootKey, upstream.url).catch((err: Error) => err);
   const noMetricsAccount = switchyardNoMetrics instanceof Error ? switchyardNoMetrics : await configureSwitchyard(switchyardNoMetrics.url, rootKey, upstream.url).catch((err: Error) => err);
   console.log(`  upstream ${upstream.url}; Switchyard ${switchyard.url} (load sent with ${account.who}); Portkey ${portkey instanceof Error ? 'failed to start' : `http://127.0.0.1:${portkeyPort}`}; nginx ${nginx instanceof Error ? 'not measured' : nginx.url}`);
 
@@ -192,6 +193,11 @@ async function main(): Promise<number> {
       target: { name: 'bare-hop', url: `${bareHop instanceof Error ? '' : bareHop.url}/v1/chat/completions`, headers: upstreamAuth, pid: bareHop instanceof Error ? undefined : bareHop.proc.pid },
       problem: bareHop instanceof Error ? `did not start: ${bareHop.message.split('\n')[0]}` : null,
     },
+    {
+      // The same Switchyard process, its OpenAI-format calls translated for an Anthropic-format key.
+      target: { name: 'sy-translate', url: `${switchyard.url}/v1/chat/completions`, headers: { authorization: `Bearer ${translatedAccount instanceof Error ? '' : translatedAccount.key}` }, pid: switchyard.proc.pid },
+      problem: translatedAccount instanceof Error ? `Anthropic key: ${translatedAccount.message.split('\n')[0]}` : null,
+    },
   ];
   for (const r of results) {
     if (r.problem) continue;
@@ -225,6 +231,8 @@ async function main(): Promise<number> {
   console.log(`bare uWS hop (this runtime, no gateway work) vs nginx: non-streamed ${fmt(ratio(bare, ngx), 2)}, streamed ${fmt(streamedRatio(bare, ngx), 2)}; Switchyard vs the bare hop: non-streamed ${fmt(ratio(sy, bare), 2)}, streamed ${fmt(streamedRatio(sy, bare), 2)}`);
   const off = results.find((r) => r.target.name === 'sy-nometrics')!;
   console.log(`metrics on vs METRICS=off: throughput ratio non-streamed ${fmt(ratio(sy, off), 3)}, streamed ${fmt(streamedRatio(sy, off), 3)}; p50 added ms on ${fmt(added('p50'), 3)}, off ${fmt(addedBy(off, 'p50'), 3)}`);
+  const tr = results.find((r) => r.target.name === 'sy-translate')!;
+  console.log(`translated path (OpenAI client, Anthropic-format key) vs same format: throughput ratio non-streamed ${fmt(ratio(tr, sy), 3)}, streamed ${fmt(streamedRatio(tr, sy), 3)}; p50 added ms translated ${fmt(addedBy(tr, 'p50'), 3)}, same format ${fmt(added('p50'), 3)}`);
   console.log(`ratio vs portkey: ${fmt(ratio(sy, pk), 2)}, vs direct: ${fmt(ratio(sy, direct), 2)}, vs nginx: ${fmt(ratio(sy, ngx), 2)}, p50 added ms: ${fmt(added('p50'), 2)}`);
   return ok(sy) && ok(direct) ? 0 : 1;
 }

@@ -2,27 +2,16 @@
  * The generated Python client (clients/python) against a real gateway, through
  * clients/python-flow.py: provider key, subaccount create/update/list, its bill, deletion.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../server/testing/gateway';
 import { usageOf } from '../server/testing/accounts';
+import { foundAt, needs } from '../server/testing/requirements';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const NEEDS = 'import urllib3, six, dateutil, certifi';
-
-/**
- * The generated client needs urllib3, six, python-dateutil and certifi. A pyenv shim may come
- * first on PATH without them, so take the first interpreter that has them (the Debian one
- * when `apt-get install python3-urllib3 python3-six python3-dateutil python3-certifi` ran).
- */
-function findPython(): string {
-  const candidates = [process.env.PYTHON, '/usr/bin/python3', 'python3'].filter((c): c is string => Boolean(c));
-  for (const c of candidates) if (spawnSync(c, ['-c', NEEDS], { stdio: 'ignore' }).status === 0) return c;
-  throw new Error(`no python3 with urllib3, six, dateutil and certifi among ${candidates.join(', ')}: apt-get install -y python3-urllib3 python3-six python3-dateutil python3-certifi`);
-}
 
 let gw: TestGateway;
 beforeAll(async () => { gw = await startTestGateway(); });
@@ -30,9 +19,9 @@ afterAll(async () => { await gw?.close(); });
 
 interface Step { step: string; [k: string]: unknown }
 
-describe('generated Python client', () => {
+describe('generated Python client', needs('python-client'), () => {
   it('adds a provider key, manages a subaccount, reads its bill and cleans up', async () => {
-    const child = spawn(findPython(), [path.join(here, 'python-flow.py')], {
+    const child = spawn(foundAt('python-client'), [path.join(here, 'python-flow.py')], {
       env: { ...process.env, PYTHONPATH: path.join(here, 'python'), SWITCHYARD_URL: gw.url, SWITCHYARD_KEY: gw.rootKey },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

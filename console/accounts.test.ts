@@ -5,6 +5,7 @@ import { SMTPServer } from 'smtp-server';
 import { simpleParser } from 'mailparser';
 import { startMockUpstream, type MockUpstream } from '../server/testing/mock-upstream';
 import { ConsoleHarness, openTab, screenshots, signIn } from './test-support';
+import { needs } from '../server/testing/requirements';
 
 /**
  * Running the business from the console: a subaccount created with limits and an access list
@@ -49,7 +50,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
 });
 
-describe('accounts tab', () => {
+describe('accounts tab', needs('chromium'), () => {
   it('creates a subaccount with limits and an access list as form fields, and shows its key once with a copy button', async () => {
     await openTab(page, 'Accounts');
     await page.getByRole('button', { name: 'New subaccount' }).click();
@@ -149,7 +150,7 @@ describe('accounts tab', () => {
   });
 });
 
-describe('the call on the Requests tab and in the usage charts', () => {
+describe('the call on the Requests tab and in the usage charts', needs('chromium'), () => {
   it('finds a proxied call made with the copied key', async () => {
     const r = await fetch(`${h.gw.url}/v1/chat/completions`, {
       method: 'POST', headers: { authorization: `Bearer ${copiedKey}`, 'content-type': 'application/json' },
@@ -168,6 +169,8 @@ describe('the call on the Requests tab and in the usage charts', () => {
     expect(await rows.first().locator('td[data-label=Status]').textContent()).toBe('ok');
     expect(await rows.first().locator('td[data-label=Level]').textContent()).toBe('7');
     if (requestId) expect(await rows.first().getAttribute('data-request-id')).toBe(requestId);
+    expect(await rows.first().locator('td[data-label="Duration / first byte"]').textContent()).toMatch(/^\d[\d,]* ms \/ \d[\d,]* ms$/);
+    expect(await rows.first().locator('td[data-label=Account]').textContent()).toBe(`#${accountId}`);
     // Filters narrow it: another model, or a time window before the call, shows nothing.
     await page.locator('#rq-model').fill('gpt-4o-mini');
     await page.getByRole('button', { name: 'Show' }).click();
@@ -201,7 +204,7 @@ describe('the call on the Requests tab and in the usage charts', () => {
   }, 120_000);
 });
 
-describe('test mail', () => {
+describe('test mail', needs('chromium'), () => {
   it('the configuration tab sends a test mail with the stored settings', async () => {
     await openTab(page, 'System configuration');
     const box = page.locator('[data-testid=test-mail]');

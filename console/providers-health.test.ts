@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import { insertAccount } from '../server/testing/accounts';
 import { refusedOrigin, startMockUpstream, type MockUpstream } from '../server/testing/mock-upstream';
 import { ConsoleHarness, openTab, screenshots, signIn } from './test-support';
+import { needs } from '../server/testing/requirements';
 
 /**
  * The providers table shows what the gateway knows of each key's health: a key whose upstream
@@ -50,7 +51,7 @@ afterAll(async () => {
   await mock?.close();
 });
 
-describe('provider health in the console', () => {
+describe('provider health in the console', needs('chromium'), () => {
   it('shows the unreachable key out of rotation with its last error and since when, and the working key healthy', async () => {
     await openTab(page, 'Providers');
     const dead = page.locator(`[data-testid=key-row-${deadId}]`);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startMockUpstream, type MockUpstream } from '../server/testing/mock-upstream';
 import { ConsoleHarness, openTab, screenshots, signIn } from './test-support';
+import { needs } from '../server/testing/requirements';
 
 /**
  * The signed-in Owner rotates its own key from the console: asked first, the new key shown once
@@ -35,7 +36,7 @@ afterAll(async () => {
   await mock?.close();
 });
 
-describe('rotate my key', () => {
+describe('rotate my key', needs('chromium'), () => {
   it('asks first, and keeping the key changes nothing', async () => {
     expect((await chat(h.gw.rootKey)).status).toBe(200);
     await page.getByRole('button', { name: 'Rotate my key' }).click();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { DESKTOP, ConsoleHarness, openTab, signIn, screenshots } from './test-support';
+import { needs } from '../server/testing/requirements';
 
 /**
  * The Owner console's session in a real browser against a real gateway: who may sign in,
@@ -13,7 +14,7 @@ let subaccountKey: string;
 beforeAll(() => h.start(), 180_000);
 afterAll(() => h.close());
 
-describe('sign-in', () => {
+describe('sign-in', needs('chromium'), () => {
   it('refuses an invalid key with a message, and keeps nothing', async () => {
     page = await h.open(h.context);
     await screenshots(page, 'signin');
@@ -45,7 +46,7 @@ describe('sign-in', () => {
   });
 });
 
-describe('session', () => {
+describe('session', needs('chromium'), () => {
   it('ends when the page is closed', async () => {
     await page.close();
     // A new page of the same browser context: sessionStorage belongs to the closed tab.
@@ -71,7 +72,7 @@ describe('session', () => {
   });
 });
 
-describe('a key the server stops accepting', () => {
+describe('a key the server stops accepting', needs('chromium'), () => {
   it('ends the session with a message', async () => {
     page = await h.open(h.context, '#/providers');
     await signIn(page, h.gw.rootKey);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createAccount, rootAccount, usageOf } from '../server/testing/accounts';
 import { ConsoleHarness, openTab, signIn, screenshots } from './test-support';
+import { needs } from '../server/testing/requirements';
 
 /**
  * Every tab of the Owner console doing its main job in a real browser against a real gateway,
@@ -28,7 +29,7 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(() => h.close());
 
-describe('AI API examples', () => {
+describe('AI API examples', needs('chromium'), () => {
   it('shows OpenAI- and Anthropic-format snippets with this server\'s base URL', async () => {
     const openai = page.locator('[data-testid=snippet-openai] pre');
     expect(await openai.textContent()).toContain(`${h.gw.url}/v1/chat/completions`);
@@ -45,11 +46,15 @@ describe('AI API examples', () => {
     await h.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.gw.url });
     await page.locator('[data-testid=snippet-anthropic]').getByRole('button', { name: 'Copy' }).click();
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toContain('@anthropic-ai/sdk');
+    // The routes beyond chat have theirs: images, audio, speech, realtime over WebSocket, rerank.
+    for (const id of ['images', 'transcription', 'speech', 'realtime', 'rerank']) await page.locator(`[data-testid=snippet-${id}]`).waitFor();
+    expect(await page.locator('[data-testid=snippet-realtime] pre').textContent()).toContain(`${h.gw.url.replace('http', 'ws')}/v1/realtime?model=gpt-realtime`);
+    expect(await page.locator('[data-testid=snippet-transcription] pre').textContent()).toContain('-F file=@speech.mp3');
     await screenshots(page, 'tab-examples');
   });
 });
 
-describe('providers', () => {
+describe('providers', needs('chromium'), () => {
   it('adds a standard key, shows the automatic LEVEL_MAPPER entry, and updates the stat cards', async () => {
     await openTab(page, 'Providers');
     await page.getByText('No provider keys yet').waitFor();
@@ -155,6 +160,33 @@ describe('providers', () => {
     await screenshots(page, 'tab-providers');
   });
 
+  it('adds an Anthropic-format key, then makes it a chat-only standard key', async () => {
+    await page.getByRole('button', { name: 'Add provider key' }).click();
+    await page.locator('#pk-name').fill('claude-direct');
+    await page.locator('#pk-level').fill('2');
+    await page.locator('#pk-provider').fill('https://llm.example.com');
+    await page.locator('#pk-secret').fill('anthropic-secret-0123456789-abcd');
+    await page.locator('#pk-kind').selectOption('anthropic');
+    await page.getByRole('button', { name: 'Add key', exact: true }).click();
+    const row = page.locator('[data-testid=level-2] tr', { hasText: 'claude-direct' });
+    await row.waitFor();
+    expect(await row.locator('[data-label=Kind]').textContent()).toBe('Anthropic');
+    const find = async () => (await h.gw.root.get('/x-keys?level=2')).body.find((k: { Name: string }) => k.Name === 'claude-direct');
+    expect((await find()).config).toEqual({ provider_type: 'anthropic' });
+    await row.getByRole('button', { name: 'Edit' }).click();
+    await page.locator('#pk-kind').selectOption('standard');
+    await page.locator('#pk-chat-only').check();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved key claude-direct').waitFor();
+    expect((await find()).config).toEqual({ provider_type: 'standard', responses: false });
+    await row.getByRole('button', { name: 'Edit' }).click();
+    expect(await page.locator('#pk-chat-only').isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await expect.poll(() => stat('stat-keys').textContent()).toBe('2');
+  });
+
   it('shows a failed load with a retry', async () => {
     await page.route('**/trpc/keys.list**', (route) => route.fulfill({
       status: 503, contentType: 'application/json',
@@ -171,7 +203,7 @@ describe('providers', () => {
   });
 });
 
-describe('system configuration', () => {
+describe('system configuration', needs('chromium'), () => {
   const configPuts: string[] = [];
 
   it('saves a configuration value', async () => {
@@ -218,7 +250,7 @@ describe('system configuration', () => {
   });
 });
 
-describe('broadcast news', () => {
+describe('broadcast news', needs('chromium'), () => {
   it('counts title and content as they are typed and refuses too long a message', async () => {
     await openTab(page, 'Broadcast news');
     await page.locator('#news-title').fill('Maintenance');
@@ -263,7 +295,7 @@ describe('broadcast news', () => {
   });
 });
 
-describe('operation log', () => {
+describe('operation log', needs('chromium'), () => {
   it('pages through the log 24 entries at a time and refreshes on entering the tab', async () => {
     for (let i = 0; i < 26; i++) expect((await h.gw.root.put('/x-config', { SWITCH_OVER: `1=${i + 2}` })).status).toBe(200);
     const total = (await h.gw.root.get('/dashboard/logs?size=1')).body.total as number;
@@ -287,7 +319,7 @@ describe('operation log', () => {
   });
 });
 
-describe('usage', () => {
+describe('usage', needs('chromium'), () => {
   it('charts the last 30 days of the Owner and its subaccounts', async () => {
     const user = await createAccount(h.gw, rootAccount(h.gw), { Name: 'charting-user', Email: 'charting-user@example.test' });
     const day = 86_400_000;
@@ -311,7 +343,7 @@ describe('usage', () => {
   });
 });
 
-describe('the key', () => {
+describe('the key', needs('chromium'), () => {
   it('sent the key only in the Authorization header of same-origin /trpc calls', async () => {
     expect(h.requests.length).toBeGreaterThan(10);
     for (const r of h.requests) {

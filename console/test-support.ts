@@ -1,16 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import lockfile from 'proper-lockfile';
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../server/testing/gateway';
+import { foundAt, NPM_CHROMIUM } from '../server/testing/requirements';
 
 const consoleDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.dirname(consoleDir);
 export const screenshotDir = path.join(consoleDir, 'screenshots');
-
-/** Debian's chromium; CI installs it. The tests never download a browser. */
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 function newestMtime(p: string): number {
   const st = statSync(p);
@@ -26,16 +25,56 @@ export function ensureConsoleBuilt(): void {
   execFileSync('npm', ['run', 'build:console', '--silent'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM_PATH}: the console's browser tests need Debian's chromium. ` +
-      'Install it with `apt-get install -y chromium` (CI installs it), or point CHROMIUM_PATH at a Chromium binary.',
-    );
+/** Where the npm package's Chromium is unpacked, once per install (npm ci starts afresh). */
+const NPM_CHROMIUM_DIR = path.join(repoRoot, 'node_modules', '.cache', 'sparticuz-chromium');
+
+/**
+ * The Chromium that @sparticuz/chromium ships inside its npm package, unpacked on first use, so
+ * a machine with Node alone runs the browser tests. The package unpacks into os.tmpdir(), where
+ * it takes whatever `chromium` file it finds as whole: it is pointed at a folder of ours instead
+ * (TMPDIR, read by os.tmpdir() on each call), the two test workers take turns under a lock, and
+ * an unpacking cut short (no `unpacked` mark) is started again.
+ */
+async function npmChromium(): Promise<string> {
+  const mark = path.join(NPM_CHROMIUM_DIR, 'unpacked');
+  if (!existsSync(mark)) {
+    const { default: packaged } = await import('@sparticuz/chromium');
+    mkdirSync(NPM_CHROMIUM_DIR, { recursive: true });
+    const release = await lockfile.lock(NPM_CHROMIUM_DIR, { stale: 60_000, retries: { retries: 120, minTimeout: 250, maxTimeout: 1_000 } });
+    try {
+      if (!existsSync(mark)) {
+        for (const f of readdirSync(NPM_CHROMIUM_DIR)) rmSync(path.join(NPM_CHROMIUM_DIR, f), { recursive: true, force: true });
+        const tmpdir = process.env.TMPDIR;
+        process.env.TMPDIR = NPM_CHROMIUM_DIR;
+        try {
+          await packaged.executablePath();
+        } finally {
+          if (tmpdir === undefined) delete process.env.TMPDIR;
+          else process.env.TMPDIR = tmpdir;
+        }
+        writeFileSync(mark, '');
+      }
+    } finally {
+      await release();
+    }
   }
+  return path.join(NPM_CHROMIUM_DIR, 'chromium');
+}
+
+/**
+ * CHROMIUM_PATH, else Debian's /usr/bin/chromium, else the one from npm, as the run's probe found
+ * (server/testing/requirements.ts: the test files guard on needs('chromium')); the tests never
+ * download a browser. The npm package's own flags are left out: --single-process ends the browser
+ * when its last page closes, and --disable-web-security would hide what the console's origin
+ * rules do.
+ */
+export async function launchChromium(): Promise<Browser> {
+  const found = foundAt('chromium');
   return chromium.launch({
-    executablePath: CHROMIUM_PATH,
+    executablePath: found === NPM_CHROMIUM ? await npmChromium() : found,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    // Under LANG=C.UTF-8 (containers, CI) Chromium reports its language as en-US@posix, a tag Intl refuses.
+    env: { ...process.env, LANG: 'en_US.UTF-8' },
   });
 }
 

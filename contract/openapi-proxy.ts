@@ -11,6 +11,7 @@ export const PROXY_TAG = {
   name: 'AI proxy',
   description: 'AI calls in the OpenAI and Anthropic formats, routed to the Owner\'s provider keys, billed to the calling account. '
     + 'Call them with the `openai` or `@anthropic-ai/sdk` SDKs (`baseURL` `http://<host>:<port>/v1`); each also answers without the `/v1` prefix. '
+    + 'Realtime sessions are a WebSocket at `GET /v1/realtime?model=<model>` (key in `Authorization` or the `openai-insecure-api-key.<key>` subprotocol), billed per response; `/v1/realtime/client_secrets` is refused. '
     + 'The model list is `GET /v1/models` (dashboard). Details: docs/proxy.md.',
 } as const;
 
@@ -33,6 +34,14 @@ interface ProxyRoute {
   /** The provider's format: Anthropic's on /v1/messages, errors included. */
   anthropic: boolean;
   streams: boolean;
+  /** Neither admitted nor billed (the token count). */
+  free?: true;
+  /** A multipart/form-data upload, streamed to the provider as it arrives (MAX_UPLOAD_BYTES). */
+  upload?: true;
+  /** The answer is binary audio, relayed as it comes. */
+  audio?: true;
+  /** What the call is billed by, when not its tokens at ChatPricing. */
+  unit?: string;
 }
 
 export const PROXY_ROUTES: readonly ProxyRoute[] = [
@@ -40,6 +49,16 @@ export const PROXY_ROUTES: readonly ProxyRoute[] = [
   { path: '/v1/responses', alias: '/responses', operationId: 'proxy-responses', summary: 'Response (OpenAI Responses format)', body: 'ResponsesRequest', anthropic: false, streams: true },
   { path: '/v1/embeddings', alias: '/embeddings', operationId: 'proxy-embeddings', summary: 'Embeddings (OpenAI format)', body: 'EmbeddingsRequest', anthropic: false, streams: false },
   { path: '/v1/messages', alias: '/messages', operationId: 'proxy-messages', summary: 'Message (Anthropic Messages format)', body: 'MessagesRequest', anthropic: true, streams: true },
+  { path: '/v1/messages/count_tokens', alias: '/messages/count_tokens', operationId: 'proxy-countTokens', summary: 'Count a message\'s input tokens (Anthropic format)', body: 'CountTokensRequest', anthropic: true, streams: false, free: true },
+  { path: '/v1/completions', alias: '/completions', operationId: 'proxy-completions', summary: 'Legacy or fill-in-the-middle completion (OpenAI format)', body: 'CompletionRequest', anthropic: false, streams: true },
+  { path: '/v1/moderations', alias: '/moderations', operationId: 'proxy-moderations', summary: 'Moderation (OpenAI format)', body: 'ModerationRequest', anthropic: false, streams: false, unit: 'per call at PRICING `CallPricing.<model>.Call`' },
+  { path: '/v1/rerank', alias: '/rerank', operationId: 'proxy-rerank', summary: 'Rerank documents (the Cohere/Jina shape OpenAI-compatible providers expose)', body: 'RerankRequest', anthropic: false, streams: false, unit: 'per search unit (a query with up to 100 documents) at `RerankPricing.<model>.Call`, plus input tokens at `Input`' },
+  { path: '/v1/images/generations', alias: '/images/generations', operationId: 'proxy-imageGenerations', summary: 'Image generation (OpenAI format)', body: 'ImageGenerationRequest', anthropic: false, streams: true, unit: 'per image by size and quality (`ImgPricing.<model>.Sizes`, else `Call`), or by the tokens gpt-image models report (ChatPricing `InputText`, `InputImage`, `OutputImage`)' },
+  { path: '/v1/images/edits', alias: '/images/edits', operationId: 'proxy-imageEdits', summary: 'Image edit (OpenAI format, multipart)', body: 'ImageEditForm', anthropic: false, streams: true, upload: true, unit: 'as image generation' },
+  { path: '/v1/images/variations', alias: '/images/variations', operationId: 'proxy-imageVariations', summary: 'Image variation (OpenAI format, multipart)', body: 'ImageVariationForm', anthropic: false, streams: false, upload: true, unit: 'as image generation' },
+  { path: '/v1/audio/transcriptions', alias: '/audio/transcriptions', operationId: 'proxy-transcriptions', summary: 'Audio transcription (OpenAI format, multipart)', body: 'TranscriptionForm', anthropic: false, streams: true, upload: true, unit: 'per second of audio (`AudioPricing.<model>.InputAudio` per million audio tokens, a second counting 10), or by the tokens gpt-4o transcribers report (`Input`, `InputAudio`, `Output`)' },
+  { path: '/v1/audio/translations', alias: '/audio/translations', operationId: 'proxy-translations', summary: 'Audio translation to English (OpenAI format, multipart)', body: 'TranslationForm', anthropic: false, streams: false, upload: true, unit: 'as transcriptions' },
+  { path: '/v1/audio/speech', alias: '/audio/speech', operationId: 'proxy-speech', summary: 'Text to speech (OpenAI format)', body: 'SpeechRequest', anthropic: false, streams: false, audio: true, unit: 'per input character (`AudioPricing.<model>.Input` per million characters) plus output audio tokens at `OutputAudio` (reported with `stream_format: "sse"`, else 1.5 a character)' },
 ];
 
 const model: Schema = {
@@ -91,6 +110,62 @@ const requestBodies: Record<string, Schema> = {
     },
     example: { model: 'claude-haiku-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Say hello' }] },
   },
+  CompletionRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'A legacy (or fill-in-the-middle, with `suffix`) completion request. Fields not listed here are passed to the provider unchanged.',
+    properties: { model, prompt: passThrough('The prompt'), suffix: passThrough('Text after the completion (fill-in-the-middle)'), stream, stream_options: { type: 'object', additionalProperties: true, description: 'As on chat completions: the gateway asks for the usage chunk itself and keeps it from the client.' } },
+    example: { model: 'gpt-3.5-turbo-instruct', prompt: 'def add(a, b):', max_tokens: 32 },
+  },
+  ModerationRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'An OpenAI moderation request (`model` is required here: it decides routing and price).',
+    properties: { model, input: passThrough('Text, texts or multimodal inputs') },
+    example: { model: 'omni-moderation-latest', input: 'hello' },
+  },
+  RerankRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'A rerank request in the Cohere/Jina shape.',
+    properties: { model, query: passThrough('The query'), documents: { type: 'array', items: {}, ...passThrough('Texts (or objects with `text`) to rank') }, top_n: { type: 'integer', ...passThrough('How many results') } },
+    example: { model: 'rerank-v3.5', query: 'green tea', documents: ['black coffee', 'green tea leaves'], top_n: 1 },
+  },
+  ImageGenerationRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'An OpenAI image generation request. Admission reserves `n` images at the dearest price `size` and `quality` allow (`auto` or absent: the dearest of the model).',
+    properties: { model, prompt: passThrough('The description'), n: { type: 'integer', minimum: 1, maximum: 10 }, size: { type: 'string', example: '1024x1024' }, quality: { type: 'string', example: 'standard' }, stream },
+    example: { model: 'dall-e-3', prompt: 'a lighthouse at dusk', size: '1024x1024', quality: 'standard' },
+  },
+  ImageEditForm: {
+    type: 'object', required: ['model', 'image'], additionalProperties: true,
+    description: 'A multipart image edit: `image` (or several `image[]`), `mask`, `prompt`, `model`, `n`, `size`, `quality`. Fields after the first file that follows `model` are unknown at admission (the defaults are reserved) and billed as sent.',
+    properties: { model, image: { type: 'string', format: 'binary' }, mask: { type: 'string', format: 'binary' }, prompt: { type: 'string' }, n: { type: 'integer' }, size: { type: 'string' }, quality: { type: 'string' }, stream: { type: 'string', enum: ['true', 'false'] } },
+  },
+  ImageVariationForm: {
+    type: 'object', required: ['model', 'image'], additionalProperties: true,
+    description: 'A multipart image variation: `image`, `model`, `n`, `size`.',
+    properties: { model, image: { type: 'string', format: 'binary' }, n: { type: 'integer' }, size: { type: 'string' } },
+  },
+  TranscriptionForm: {
+    type: 'object', required: ['model', 'file'], additionalProperties: true,
+    description: 'A multipart transcription: `file` (the audio), `model` (before or after the file), `response_format` (`json`, `text`, `srt`, `vtt`, `verbose_json`), `stream` (`true` for models that stream). Admission reserves a second of audio per 2,000 bytes of upload.',
+    properties: { model, file: { type: 'string', format: 'binary' }, response_format: { type: 'string' }, stream: { type: 'string', enum: ['true', 'false'] } },
+  },
+  TranslationForm: {
+    type: 'object', required: ['model', 'file'], additionalProperties: true,
+    description: 'A multipart translation into English: `file`, `model`, `response_format`.',
+    properties: { model, file: { type: 'string', format: 'binary' }, response_format: { type: 'string' } },
+  },
+  SpeechRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'An OpenAI text-to-speech request. The audio is relayed as the provider sends it; with `stream_format: "sse"` it comes as `speech.audio.delta` events.',
+    properties: { model, input: passThrough('The text'), voice: passThrough('The voice'), response_format: passThrough('Audio format'), stream_format: { type: 'string', enum: ['audio', 'sse'] } },
+    example: { model: 'tts-1', voice: 'alloy', input: 'Hello there' },
+  },
+  CountTokensRequest: {
+    type: 'object', required: ['model'], additionalProperties: true,
+    description: 'An Anthropic token-count request (a Messages request without `max_tokens`). An Anthropic key counts it; for any other key the gateway answers `{"input_tokens"}` itself with the input estimate admission reserves for: an upper bound, not a tokenizer\'s count.',
+    properties: { model, messages: { type: 'array', items: { type: 'object', additionalProperties: true }, ...passThrough('The conversation') } },
+    example: { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'Say hello' }] },
+  },
 };
 
 const answerSchemas: Record<string, Schema> = {
@@ -129,8 +204,8 @@ const ERRORS: [status: string, description: string, headers?: Record<string, Sch
   ['401', 'No key (`missing_api_key`), an unknown key (`invalid_api_key`) or a disabled account (`account_disabled`).'],
   ['402', 'The account\'s balance is below USER_MIN_BALANCE (`insufficient_balance`). Root and Owners are never refused for balance.'],
   ['403', 'Suspended (`account_suspended`), or refused by the ACL: AllowIPs (`ip_not_allowed`), Resources (`resource_not_allowed`), AllowModels (`model_not_allowed`), AllowLevels (`level_not_allowed`).'],
-  ['413', 'Body larger than MAX_BODY_BYTES (`body_too_large`).'],
-  ['415', 'Body not sent as `application/json` (`unsupported_media_type`).'],
+  ['413', 'Body larger than MAX_BODY_BYTES, or an upload larger than MAX_UPLOAD_BYTES (`body_too_large`; a declared length over it is answered without reading the body).'],
+  ['415', 'Body not sent as `application/json`, or on the upload routes as `multipart/form-data` (`unsupported_media_type`).'],
   ['429', 'An account or model rate limit (`rate_limit_exceeded`; the `X-RateLimit-*` headers name it), or every provider key rate limited upstream (`upstream_rate_limited`).', {
     'Retry-After': retryAfter('always sent'),
     'X-RateLimit-Limit': header('The limit that refused the call (requests or tokens per window); account and model limits only.'),
@@ -174,8 +249,9 @@ function operation(r: ProxyRoute): Operation {
       ? 'The provider\'s answer: JSON, or with `"stream": true` server-sent events. A stream the provider cuts or stalls ends with an `event: error` carrying `stream_interrupted`, then the connection closes without the final chunk.'
       : 'The provider\'s answer.',
     content: {
+      ...(r.audio ? { 'audio/mpeg': { schema: { type: 'string', format: 'binary', description: 'The audio (or the asked `response_format`\'s type), relayed as it comes' } } } : {}),
       'application/json': { schema: ref(PROVIDER_ANSWER_SCHEMA) },
-      ...(r.streams ? { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events in the provider\'s format' } } } : {}),
+      ...(r.streams || r.audio ? { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events in the provider\'s format' } } } : {}),
     },
   };
   const responses: Record<string, Response> = { '200': { ...ok, headers: { ...CALL_HEADERS } } };
@@ -190,12 +266,14 @@ function operation(r: ProxyRoute): Operation {
       r.anthropic
         ? 'Sent to the provider with its key\'s `x-api-key` and the client\'s `anthropic-version` (default `2023-06-01`) and `anthropic-beta`. Errors use Anthropic\'s shape.'
         : 'Sent to the provider with its key; the client\'s `openai-beta` header is passed on. Errors use the `Error` envelope.',
-      'Usage and credit cost are recorded for the calling account (see `/dashboard/bill`).',
+      r.free ? 'Free: nothing is reserved, recorded or billed.' : 'Usage and credit cost are recorded for the calling account (see `/dashboard/bill`).',
+      ...(r.unit ? [`Billed ${r.unit}.`] : []),
+      ...(r.upload ? ['The upload is streamed to the provider as it arrives, never held whole; the `model` field may come before or after the file.'] : []),
     ].join('\n\n'),
     operationId: r.operationId,
     security: [{ [SECURITY_SCHEME]: [] }, { [API_KEY_HEADER_SCHEME]: [] }],
     parameters: [{ ...REQUEST_ID_PARAMETER }],
-    requestBody: { required: true, content: { 'application/json': { schema: ref(r.body) } } },
+    requestBody: { required: true, content: { [r.upload ? 'multipart/form-data' : 'application/json']: { schema: ref(r.body) } } },
     responses,
   };
 }

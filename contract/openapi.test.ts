@@ -173,7 +173,10 @@ describe('the OpenAPI document', () => {
   });
 
   it('documents the AI proxy routes: open bodies with model required, JSON or event-stream answers, every status the proxy answers', () => {
-    expect(PROXY_ROUTES.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/messages']);
+    expect(PROXY_ROUTES.map((r) => r.path)).toEqual([
+      '/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/messages', '/v1/messages/count_tokens', '/v1/completions', '/v1/moderations', '/v1/rerank',
+      '/v1/images/generations', '/v1/images/edits', '/v1/images/variations', '/v1/audio/transcriptions', '/v1/audio/translations', '/v1/audio/speech',
+    ]);
     expect(op('get', '/v1/models'), 'the model list stays a contract route').toBeDefined();
     const schemas = doc.components!.schemas!;
     expect(doc.components?.securitySchemes?.[API_KEY_HEADER_SCHEME]).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
@@ -183,14 +186,15 @@ describe('the OpenAPI document', () => {
       const o = op('post', r.path)!;
       expect(o.description, r.path).toContain(`\`${r.alias}\``);
       expect(o.security).toEqual([{ bearerAuth: [] }, { [API_KEY_HEADER_SCHEME]: [] }]);
-      const bodyRef = o.requestBody!.content['application/json'].schema!.$ref as string;
+      const bodyRef = o.requestBody!.content[r.upload ? 'multipart/form-data' : 'application/json'].schema!.$ref as string;
       const body = schemas[bodyRef.replace('#/components/schemas/', '')];
-      expect(body, r.path).toMatchObject({ type: 'object', required: ['model'], additionalProperties: true });
+      expect(body, r.path).toMatchObject({ type: 'object', required: expect.arrayContaining(['model']), additionalProperties: true });
       expect(body.properties.model.type).toBe('string');
-      if (r.streams) expect(body.properties.stream.type, r.path).toBe('boolean');
+      // A form's `stream` is the text "true" or "false".
+      if (r.streams) expect(body.properties.stream.type, r.path).toBe(r.upload ? 'string' : 'boolean');
       if (r.path === '/v1/chat/completions') expect(body.properties.stream_options.properties.include_usage.type).toBe('boolean');
       const media = Object.keys(o.responses['200'].content ?? {});
-      expect(media, r.path).toEqual(r.streams ? ['application/json', 'text/event-stream'] : ['application/json']);
+      expect(media, r.path).toEqual([...(r.audio ? ['audio/mpeg'] : []), 'application/json', ...(r.streams || r.audio ? ['text/event-stream'] : [])]);
       expect(Object.keys(o.responses).sort()).toEqual(['200', '400', '401', '402', '403', '413', '415', '429', '502', '503', '504']);
       const errorSchema = { $ref: `#/components/schemas/${r.anthropic ? ANTHROPIC_ERROR_SCHEMA : 'Error'}` };
       for (const s of Object.keys(o.responses).filter((x) => x !== '200')) {

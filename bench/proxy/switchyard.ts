@@ -38,4 +38,20 @@ export async function configureSwitchyard(url: string, rootKey: string, upstream
   return { key: found, who: 'a subaccount with 1000 credit and RPM/RPH/TPM/TPD limits' };
 }
 
+/**
+ * The translated path: an Anthropic-kind key on the same upstream at Level 2 and an account
+ * routed there, so an OpenAI-format client's calls are translated to Anthropic's format and back.
+ */
+export async function configureTranslated(url: string, rootKey: string, upstream: string): Promise<BenchAccount> {
+  const key = await call(url, rootKey, 'POST', '/x-keys', { Name: 'bench-anthropic', Level: 2, Provider: upstream, SecretKey: UPSTREAM_SECRET, Status: true, config: { provider_type: 'anthropic' } });
+  if (key.status !== 201) throw new Error(`POST /x-keys answered ${key.status}: ${key.text.slice(0, 300)}`);
+  const user = await call(url, rootKey, 'POST', '/x-users', {
+    Name: 'benchtranslated', Email: 'bench-translated@example.com', CreditGranted: 1000, Level: 2,
+    RPM: 10_000_000, RPH: 100_000_000, TPM: 1_000_000_000, TPD: 2_000_000_000,
+  });
+  const found = user.status === 201 ? (user.body as { User?: { SecretKey?: string } }).User?.SecretKey : undefined;
+  if (!found) throw new Error(`POST /x-users answered ${user.status}: ${user.text.slice(0, 300)}`);
+  return { key: found, who: 'a Level 2 subaccount whose key is Anthropic-format' };
+}
+
 export { UPSTREAM_SECRET };

@@ -72,7 +72,7 @@ export const OWNER_ONLY_FIELDS = Object.keys(ownerOnlyFields) as (keyof typeof o
 /** Money every grant is rounded to: micro-USD, the resolution usage is billed in. */
 export const CREDIT_DECIMALS = 6;
 
-export const CreditGrantedCreate = usd('Credit (USD) on the new account\'s first card, rounded to 6 decimals. A user account needs at least UserMinBalance; at most 1,000,000,000. A non-Owner parent pays CreditGranted / Rates × its own Rates.')
+export const CreditGrantedCreate = usd('Credit (USD) on the new account\'s first card, rounded to 6 decimals; at most 1,000,000,000. A user account below UserMinBalance is raised to it (the answer\'s Transfer says what was granted and what was asked). A non-Owner parent pays CreditGranted / Rates × its own Rates, and is refused 402 when it has less.')
   .min(0).max(1e9);
 export const CreditGrantedUpdate = usd('Positive: a new card of this amount (the caller pays when it is not an Owner). Negative: takes that much back (earliest-expiring cards first) and refunds the target\'s funded parent. Rounded to 6 decimals.')
   .min(-1e9).max(1e9);

@@ -77,6 +77,7 @@ export const CreditTransfer = z.object({
   ToID: z.int().nullable().meta({ description: 'Account that received a card; null when the credit went back to Root or an Owner' }),
   Debited: z.number().meta({ description: 'USD taken from FromID\'s cards (0 when FromID is null)' }),
   Credited: z.number().meta({ description: 'USD put on ToID\'s new card (0 when ToID is null)' }),
+  Requested: z.number().optional().meta({ description: 'The CreditGranted asked for, present only when the gateway adjusted it (a new user account is raised to UserMinBalance): Credited is what was granted' }),
 }).meta({ id: 'CreditTransfer', description: 'Credit moved by the request: converted between the two accounts\' Rates' });
 
 export const AccountAddResult = z.object({

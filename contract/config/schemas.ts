@@ -4,7 +4,7 @@ import { isoTime } from '../common';
 /** The keys `/x-config` accepts; every value is a string. */
 export const CONFIG_KEYS = [
   'MODEL_MAPPER', 'MODEL_FAILOVER', 'LEVEL_MAPPER', 'SWITCH_OVER', 'RESOURCES', 'MODEL_LIMITS',
-  'PRICING', 'UNPRICED_MODEL_POLICY', 'XAI_MAIL', 'EMAIL_SMTP', 'EMAIL_PORT', 'EMAIL_AUTH', 'EMAIL_PASS',
+  'PRICING', 'UNPRICED_MODEL_POLICY', 'DEFAULT_OUTPUT_LIMIT', 'XAI_MAIL', 'EMAIL_SMTP', 'EMAIL_PORT', 'EMAIL_AUTH', 'EMAIL_PASS',
 ] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 /** EMAIL_PASS is write-only. */
@@ -13,7 +13,7 @@ export const READABLE_CONFIG_KEYS = CONFIG_KEYS.filter((k) => k !== 'EMAIL_PASS'
 const value = (max: number) => z.string({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a string' : undefined) }).max(max);
 const valueLimits: Record<ConfigKey, number> = {
   MODEL_MAPPER: 65_536, MODEL_FAILOVER: 65_536, LEVEL_MAPPER: 65_536, SWITCH_OVER: 4096, RESOURCES: 16_384,
-  MODEL_LIMITS: 131_072, PRICING: 262_144 /* the 128 KiB byte limit is checked with a precise message */, UNPRICED_MODEL_POLICY: 100, XAI_MAIL: 320, EMAIL_SMTP: 255, EMAIL_PORT: 5, EMAIL_AUTH: 320, EMAIL_PASS: 1024,
+  MODEL_LIMITS: 131_072, PRICING: 262_144 /* the 128 KiB byte limit is checked with a precise message */, UNPRICED_MODEL_POLICY: 100, DEFAULT_OUTPUT_LIMIT: 20, XAI_MAIL: 320, EMAIL_SMTP: 255, EMAIL_PORT: 5, EMAIL_AUTH: 320, EMAIL_PASS: 1024,
 };
 
 export const ConfigUpdate = z.strictObject(
@@ -74,6 +74,7 @@ export const ConfView = z.object({
   UnpricedModels: z.array(z.object({ Model: z.string(), FirstAt: isoTime, LastAt: isoTime }).meta({ id: 'UnpricedModel' }))
     .meta({ description: 'Models without a price that were requested (refused or billed at the fallback), latest first, while they stay unpriced; at most 100' }),
   KeyHealth: z.array(KeyHealthEntry).meta({ description: "Every enabled key (or model on a key) that failed since this instance started, with its circuit's state; a key not listed is healthy" }),
+  DefaultOutputLimit: z.int().meta({ description: 'Output tokens admission reserves for a call that sets no limit, on a model the catalogue gives no output limit (DEFAULT_OUTPUT_LIMIT; 131072 unless set)' }),
   UserMinBalance: z.number(),
   UserApiBalance: z.number(),
 }).meta({ id: 'OwnerConfView' });
@@ -88,6 +89,7 @@ export const ConfUpdate = z.strictObject({
   ModelFailover: z.string().max(65_536).optional(),
   DelKeys: z.boolean().optional().meta({ description: 'Delete the keys the gateway disabled after upstream 401/403' }),
   ModelLimits: z.union([ModelLimits, z.string().max(131_072)]).optional().meta({ description: 'Object merged into the limits, or `*`/`=` to clear all, or `-<model>` to remove one' }),
+  DefaultOutputLimit: z.string().max(20).optional().meta({ description: 'Output tokens reserved for a call without max_tokens on a model the catalogue gives no output limit (DEFAULT_OUTPUT_LIMIT): a whole number from 1 to 10000000; empty restores 131072' }),
   UnpricedModelPolicy: z.string().max(100).optional().meta({ description: '`refuse` (the default; empty restores it) or `bill:<InputText>,<OutputText>` in USD per million tokens: what the proxy does with a model no price table knows' }),
 }).meta({ id: 'OwnerConfUpdate' });
 

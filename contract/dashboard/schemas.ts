@@ -130,9 +130,11 @@ export const RequestQuery = z.strictObject({
   model: z.string().min(1).max(200).optional().meta({ description: 'Only requests billed to this model' }),
   status: z.enum(['ok', 'abnormal']).optional().meta({ description: '`abnormal`: the stream was cut or stalled after the first byte' }),
   request_id: z.string().min(1).max(200).optional().meta({ description: 'Only the request with this ID (the x-request-id it was answered with)' }),
+  scope: z.enum(['account', 'tree']).optional().meta({ description: '`tree`: the requests of the account (`user`, default the caller) and of every account below it; `account` (default): its own' }),
 });
 
 export const RequestUsage = z.object({
+  account_id: z.int().meta({ description: 'The account billed' }),
   request_id: z.string().nullable().meta({ description: 'The x-request-id the call was answered with' }),
   created_at: isoTime,
   model: z.string().meta({ description: 'The model after mapping: what was routed and billed' }),
@@ -144,6 +146,8 @@ export const RequestUsage = z.object({
   cached: z.int(),
   credit_used: z.number().meta({ description: 'Cost in USD credits, with the account\'s Rates and Factor' }),
   status: z.enum(['ok', 'abnormal']),
+  duration_ms: z.int().nullable().meta({ description: 'Milliseconds from the call\'s arrival to its end (a realtime response: from its start to its `response.done`); null for records older than this field' }),
+  first_byte_ms: z.int().nullable().meta({ description: 'Milliseconds until the answer\'s head went out, streamed or whole (a realtime response: until its first event); null when unknown' }),
 }).meta({ id: 'RequestUsage' });
 
 export const RequestPage = z.object({

@@ -6,7 +6,12 @@ const modelMap = (what: string) =>
 
 export const StandardConfig = z.strictObject({
   provider_type: z.literal('standard'),
-}).meta({ id: 'StandardProviderConfig', description: 'OpenAI-compatible (or Anthropic) upstream; no extra settings.' });
+  responses: z.boolean().optional().meta({ description: 'false: the provider has chat completions but no Responses API, so /v1/responses calls are translated to chat completions; default true' }),
+}).meta({ id: 'StandardProviderConfig', description: 'OpenAI-compatible upstream (on anthropic.com: Anthropic\'s API).' });
+
+export const AnthropicConfig = z.strictObject({
+  provider_type: z.literal('anthropic'),
+}).meta({ id: 'AnthropicProviderConfig', description: 'Anthropic\'s native Messages API (x-api-key); OpenAI-format calls are translated to it.' });
 
 export const CloudHostedConfig = z.strictObject({
   provider_type: z.literal('azure'),
@@ -24,16 +29,18 @@ export const CloudPlatformConfig = z.strictObject({
   private_key: pem.meta({ description: 'Service-account private key (PEM). Write-only: never returned.' }),
 }).meta({ id: 'CloudPlatformProviderConfig', description: 'Cloud platform (Vertex AI style) with a service account.' });
 
-export const ProviderConfigInput = z.discriminatedUnion('provider_type', [StandardConfig, CloudHostedConfig, CloudPlatformConfig]);
+export const ProviderConfigInput = z.discriminatedUnion('provider_type', [StandardConfig, AnthropicConfig, CloudHostedConfig, CloudPlatformConfig]);
 /** On update the private key may be left out to keep the stored one. */
 export const ProviderConfigPatch = z.discriminatedUnion('provider_type', [
   StandardConfig,
+  AnthropicConfig,
   CloudHostedConfig,
   CloudPlatformConfig.extend({ private_key: pem.optional() }),
 ]);
 
 export const ProviderConfigView = z.discriminatedUnion('provider_type', [
   StandardConfig,
+  AnthropicConfig,
   CloudHostedConfig,
   CloudPlatformConfig.omit({ private_key: true }).extend({ private_key_set: z.boolean() }).meta({ id: 'CloudPlatformProviderConfigView' }),
 ]).meta({ id: 'ProviderConfig' });

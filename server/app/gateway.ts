@@ -33,6 +33,9 @@ import { UsageJournal } from '../state/usage/journal';
 import { PartitionKeeper } from '../state/usage/partitions';
 import { proxyErrorBody } from '../gateway/errors';
 import { createProxy, memoryAdmissionStore, type AiProxy } from '../gateway/proxy';
+import { REALTIME_PATHS, ROUTES } from '../gateway/routes';
+import { REALTIME_HEADERS } from '../gateway/realtime/session';
+import { registerWebSocket } from '../core/http/websocket';
 import { AccountAlerts } from '../state/alerts/alerts';
 import { AlertMail } from '../state/alerts/alert-mail';
 import type { UsageSink } from '../domain/usage/types';
@@ -50,6 +53,7 @@ import { InstancePresence } from '../adapters/redis/presence';
 import { RedisAdmissionStore } from '../gateway/admission/redis-store';
 import type { BaseLoader, ThresholdSink } from '../gateway/admission/store';
 import { SharedHealthBoard } from '../gateway/key-health/shared-board';
+import { RedisResponseKeys, SharedResponseKeyBook } from '../state/response-keys/response-keys';
 import { PrometheusMetrics } from '../adapters/telemetry/prometheus';
 import { OtlpTracer } from '../adapters/telemetry/tracing';
 import { isLoopbackHost, metricsAccess } from '../adapters/telemetry/access';
@@ -66,7 +70,7 @@ export interface Gateway {
   proxy: AiProxy;
   /** SoftLimit and low-balance alerts, once per period: subscribe to hear them. */
   alerts: AccountAlerts;
-  /** Alerts mailed through each Owner's mail settings (settled on close). */
+  /** Alerts mailed through each Owner's mail settings (what is under way is given up on close). */
   alertMail: AlertMail;
   /** Set when this start created Root with a generated key (it is shown once). */
   generatedRootKey?: string;
@@ -143,7 +147,8 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
   // Closed after the usage flush below: the charges it writes are applied to the shared counters.
   teardown.add('shared admission', () => sharedAdmission?.close());
   const alertMail = new AlertMail({ db, config: configStore, vault, log });
-  teardown.add('alert mail', () => alertMail.settled());
+  // Shutdown never waits on mail: what is under way is given up and logged.
+  teardown.add('alert mail', () => alertMail.close());
   const alerts = new AccountAlerts(db, log);
   teardown.add('alerts', () => alerts.settled());
   alerts.subscribe((a) => alertMail.accountAlert(a));
@@ -174,7 +179,9 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
   // The drained calls' spans are sent before the process goes.
   if (tracer) teardown.add('trace exporter', () => tracer.close());
   const telemetry = { metrics, tracer, accessLog: settings.accessLog === 'on' };
-  const proxy = createProxy({ settings, log, db, accounts: accountCache, config: configStore, pool, usage, board: healthBoard, changes, alerts, admissionStore, telemetry });
+  // Which key created each stored response: in Redis with REDIS_URL (the proxy uses the database without).
+  const responseKeys = redis ? new SharedResponseKeyBook(new RedisResponseKeys(redis), log) : undefined;
+  const proxy = createProxy({ settings, log, db, accounts: accountCache, config: configStore, pool, usage, board: healthBoard, changes, alerts, admissionStore, telemetry, responseKeys });
   // Proxied calls under way finish (up to SHUTDOWN_GRACE_MS) and record their usage first.
   teardown.add('proxy', () => proxy.close());
   metrics?.readFrom({
@@ -305,8 +312,19 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
   // The transport's own refusals (body framing) answer in the route's format, as the proxy's do.
   const anthropicError = (status: number, message: string, code: string) => proxyErrorBody(true, status, message, code);
   for (const [path, endpoint, canonical] of proxy.routes) {
-    const errorBody = endpoint === 'messages' ? anthropicError : undefined;
-    app.post(path, (res, req) => proxy.serve(new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames, errorBody), endpoint, canonical));
+    const errorBody = endpoint === 'messages' || endpoint === 'count_tokens' ? anthropicError : undefined;
+    // Uploads (multipart audio and images) stream upstream as they arrive, up to MAX_UPLOAD_BYTES.
+    const uploadLimit = ROUTES[endpoint].body === 'multipart' ? settings.maxUploadBytes : undefined;
+    app.post(path, (res, req) => proxy.serve(new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames, errorBody, uploadLimit), endpoint, canonical));
+  }
+  // Realtime sessions on uWS's own WebSockets; the gateway sees them through core/http/websocket.ts.
+  registerWebSocket(app, REALTIME_PATHS, REALTIME_HEADERS, (u) => proxy.realtime.serve(u));
+  // Ephemeral client secrets would let a browser reach the provider directly, past billing: refused (docs/decisions.md).
+  for (const path of ['/v1/realtime/client_secrets', '/realtime/client_secrets', '/v1/realtime/sessions', '/realtime/sessions']) {
+    app.post(path, (res) => {
+      res.cork(() => res.writeStatus('403 Forbidden').writeHeader('content-type', 'application/json')
+        .end(proxyErrorBody(false, 403, 'Realtime client secrets are not issued here: connect to /v1/realtime over WebSocket with your Switchyard API key (Authorization header or the openai-insecure-api-key subprotocol)', 'client_secrets_unsupported')));
+    });
   }
   app.any('/*', handle(rest));
 

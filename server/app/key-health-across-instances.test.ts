@@ -5,8 +5,9 @@ import { createLogger } from '../core/log';
 import { freshDatabaseUrl } from '../testing/database';
 import { startMockUpstream, type MockUpstream } from '../testing/mock-upstream';
 import { spawnServer, type RunningServer } from '../testing/spawn';
+import { needs, testRedisUrl } from '../testing/requirements';
 
-const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+const REDIS = testRedisUrl();
 const prefix = `test:kh-instances:${process.pid}:${Date.now()}:`;
 const rootKey = generateAccountKey();
 const sleepy = 'sk-up-sleepy-0001-aaaaaaaaaaaa';
@@ -39,7 +40,7 @@ const sleepingOn = async (s: RunningServer): Promise<number[]> => {
   return ((await r.json()).SleepingKeys as { ID: number }[]).map((k) => k.ID);
 };
 
-describe.runIf(process.env.TEST_DATABASE_URL)('key health across three instances (PostgreSQL, Redis)', () => {
+describe.runIf(process.env.TEST_DATABASE_URL)('key health across three instances (PostgreSQL, Redis)', needs('redis'), () => {
   beforeAll(async () => {
     mock = await startMockUpstream();
     const db = await freshDatabaseUrl();

@@ -3,9 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl } from '../testing/database';
 import { startTestGateway, type TestGateway } from '../testing/gateway';
 import { TcpRelay } from '../testing/tcp-relay';
+import { needs, testRedisUrl } from '../testing/requirements';
 import { hello, secret, startProxyFixture } from '../gateway/test-fixture';
 
-const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const REDIS = new URL(testRedisUrl());
 
 async function probe(url: string, path: string): Promise<{ status: number; body: Record<string, string> }> {
   const r = await fetch(`${url}${path}`);
@@ -79,7 +80,7 @@ describe('GET /readyz beside /healthz', () => {
     expect(await readyzBecomes(gw.url, 200)).toEqual({ status: 200, body: { status: 'ready', database: 'ok' } });
   }, 60_000);
 
-  it.runIf(process.env.TEST_DATABASE_URL)('with REDIS_URL: 503 while Redis is away, ready when it is back', async () => {
+  it.runIf(process.env.TEST_DATABASE_URL)('with REDIS_URL: 503 while Redis is away, ready when it is back', needs('redis', { timeout: 60_000 }), async () => {
     const redisRelay = new TcpRelay({ host: REDIS.hostname, port: Number(REDIS.port || 6379) });
     await redisRelay.up();
     relays.push(redisRelay);
@@ -100,5 +101,5 @@ describe('GET /readyz beside /healthz', () => {
 
     await redisRelay.up();
     expect(await readyzBecomes(gw.url, 200)).toEqual({ status: 200, body: { status: 'ready', database: 'ok', redis: 'ok' } });
-  }, 60_000);
+  });
 });

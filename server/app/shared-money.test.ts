@@ -5,27 +5,35 @@ import { spawnServer, type RunningServer } from '../testing/spawn';
 import { freshDatabaseUrl } from '../testing/database';
 import { startMockUpstream, type MockUpstream } from '../testing/mock-upstream';
 import { TcpRelay } from '../testing/tcp-relay';
+import { needs, testRedisUrl } from '../testing/requirements';
 import { generateAccountKey } from '../adapters/security/crypto';
 import { costOf, priceFor } from '../domain/pricing/cost';
-import { estimateInputTokens, maxCostOf, maxOutputTokens } from '../domain/pricing/estimate';
+import { DEFAULT_OUTPUT_LIMIT, estimateInputTokens, maxCostOf, maxOutputTokens, modelLimits } from '../domain/pricing/estimate';
 
 /**
  * Three gateway processes on one PostgreSQL database and the real Redis (through a TCP relay
  * the test can cut): money and limits hold across them, usage adds up exactly, and a Redis
  * outage shows the documented degraded mode and the recovery.
  */
-const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const REDIS = new URL(testRedisUrl());
 const MODEL = 'gpt-4o-mini';
 const SECRET = 'sk-shared-money-0123456789abcdef';
 const DOC = { model: MODEL, max_tokens: 200, messages: [{ role: 'user', content: 'hello there, how are you today?' }] };
 const INPUT = estimateInputTokens(DOC);
-const OUTPUT = maxOutputTokens(DOC, MODEL, false);
+const OUTPUT = maxOutputTokens(DOC, modelLimits(MODEL, DEFAULT_OUTPUT_LIMIT).output, false);
 const PRICE = priceFor(MODEL, {});
 /** What admission reserves per call, and (with the mock answering the full output) what it costs. */
 const PER_CALL = maxCostOf(INPUT, OUTPUT, PRICE, 1, 1);
 const MIN_BALANCE = 2;
+/** Calls without max_tokens whose answers cost far more than the old fixed reservations held (see gateway/proxy-reservations.test.ts). */
+const CJK_PRICING = { 'cjk-model': { InputText: 100, OutputText: 1 } };
+const UNLIMITED = [
+  { level: 2, model: 'gpt-4o-mini', secret: 'sk-shared-money-mini-7000-0123456789', usage: { prompt_tokens: 30, completion_tokens: 7000 }, content: 'Write me a long story.' },
+  { level: 3, model: 'gpt-5', secret: 'sk-shared-money-gpt5-40000-012345678', usage: { prompt_tokens: 30, completion_tokens: 40_500, reasoning_tokens: 40_000 }, content: 'Prove it.' },
+  { level: 4, model: 'cjk-model', secret: 'sk-shared-money-cjk-3000-0123456789', usage: { prompt_tokens: 4500, completion_tokens: 200 }, content: '请帮我把下面这段很长的中文文本总结一下并且列出要点'.repeat(150).slice(0, 3000) },
+];
 
-describe.runIf(process.env.TEST_DATABASE_URL)('three instances sharing money and limits through PostgreSQL and Redis', () => {
+describe.runIf(process.env.TEST_DATABASE_URL)('three instances sharing money and limits through PostgreSQL and Redis', needs('redis'), () => {
   let db: { url: string; drop: () => Promise<void> };
   let mock: MockUpstream;
   let relay: TcpRelay;
@@ -51,6 +59,22 @@ describe.runIf(process.env.TEST_DATABASE_URL)('three instances sharing money and
     body: JSON.stringify(DOC),
   });
   const sql = () => postgres(db.url, { max: 1, onnotice: () => {} });
+  /** Every served call is billed once the recorders have written (every 200 ms): the account's usage total, after its `served` records are in. */
+  const billedOnceWritten = async (accountId: number, served: number): Promise<number> => {
+    const s = sql();
+    try {
+      let records = 0;
+      for (let i = 0; i < 50 && records < served; i++) {
+        [{ n: records }] = await s<{ n: number }[]>`select count(*)::int as n from usage_records where account_id = ${accountId}`;
+        if (records < served) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(records).toBe(served);
+      const [{ total }] = await s<{ total: string }[]>`select coalesce(sum(credit_used), 0)::text as total from usage_records where account_id = ${accountId}`;
+      return Number(total);
+    } finally {
+      await s.end();
+    }
+  };
 
   beforeAll(async () => {
     db = await freshDatabaseUrl();
@@ -64,6 +88,11 @@ describe.runIf(process.env.TEST_DATABASE_URL)('three instances sharing money and
     };
     servers.push(await spawnServer(env, 90_000));
     await admin('POST', '/x-keys', { Level: 1, Provider: mock.url, SecretKey: SECRET, Status: true });
+    for (const u of UNLIMITED) {
+      mock.behave(u.secret, { usage: u.usage });
+      await admin('POST', '/x-keys', { Level: u.level, Provider: mock.url, SecretKey: u.secret, Status: true });
+    }
+    await admin('PUT', '/x-config', { PRICING: JSON.stringify({ ChatPricing: CJK_PRICING }) });
     // The others start after the key exists, so each loads it at start.
     servers.push(...await Promise.all([spawnServer(env, 90_000), spawnServer(env, 90_000)]));
   }, 180_000);
@@ -90,21 +119,26 @@ describe.runIf(process.env.TEST_DATABASE_URL)('three instances sharing money and
     expect(served).toBeGreaterThanOrEqual(18);
     expect(served).toBeLessThanOrEqual(21);
     expect(new Set(refused.map((r) => `${r.status} ${r.code}`))).toEqual(new Set(['402 insufficient_balance']));
-    // Every served call is billed once the recorders have written (every 200 ms).
-    const s = sql();
-    try {
-      let records = 0;
-      for (let i = 0; i < 50 && records < served; i++) {
-        [{ n: records }] = await s<{ n: number }[]>`select count(*)::int as n from usage_records where account_id = ${user.ID}`;
-        if (records < served) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(records).toBe(served);
-      const [{ total }] = await s<{ total: string }[]>`select coalesce(sum(credit_used), 0)::text as total from usage_records where account_id = ${user.ID}`;
-      expect(Number(total)).toBeCloseTo(served * costOf({ prompt: INPUT, completion: OUTPUT, reasoning: 0, cached: 0, cacheWrite: 0 }, PRICE, 1, 1), 9);
-    } finally {
-      await s.end();
-    }
+    expect(await billedOnceWritten(user.ID, served)).toBeCloseTo(served * costOf({ prompt: INPUT, completion: OUTPUT, reasoning: 0, cached: 0, cacheWrite: 0 }, PRICE, 1, 1), 9);
   }, 60_000);
+
+  it('100 calls without max_tokens over three instances, against credit for about 20 real answers: at most 21 served, the balance never below the minimum', async () => {
+    for (const u of UNLIMITED) {
+      const cost = costOf({ prompt: u.usage.prompt_tokens, completion: u.usage.completion_tokens, reasoning: u.usage.reasoning_tokens ?? 0, cached: 0, cacheWrite: 0 }, priceFor(u.model, { ChatPricing: CJK_PRICING }), 1, 1);
+      const user = await createUser(`unlimited${u.level}`, { CreditGranted: MIN_BALANCE + 20 * cost, Level: u.level });
+      const body = JSON.stringify({ model: u.model, messages: [{ role: 'user', content: u.content }] });
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => fetch(`${servers[i % 3].url}/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${user.SecretKey}`, 'content-type': 'application/json' }, body,
+      })));
+      const served = answers.filter((a) => a.status === 200).length;
+      expect(served, u.model).toBeGreaterThanOrEqual(1);
+      expect(served, u.model).toBeLessThanOrEqual(21);
+      expect(new Set(answers.filter((a) => a.status !== 200).map((a) => a.status))).toEqual(new Set([402]));
+      const billed = await billedOnceWritten(user.ID, served);
+      expect(billed).toBeCloseTo(served * cost, 9);
+      expect(billed).toBeLessThanOrEqual(20 * cost + 1e-9);
+    }
+  }, 90_000);
 
   it('an RPM 30 account gets 30 of 90 simultaneous calls through across the three', async () => {
     const user = await createUser('rpm30', { CreditGranted: 100, RPM: 30 });

@@ -23,6 +23,12 @@ export interface Settings {
   /** Start even when uWebSockets.js fell back to its slow JavaScript server. */
   allowUwsFallback: boolean;
   maxBodyBytes: number;
+  /** A realtime session with no frame either way for this long is closed. */
+  realtimeIdleMs: number;
+  /** The longest a realtime session may last. */
+  realtimeMaxSessionMs: number;
+  /** Largest multipart upload (audio transcriptions, image edits), streamed upstream rather than read whole (413 above). */
+  maxUploadBytes: number;
   // AI proxy
   /** Longest wait for an upstream's response headers. */
   upstreamTimeoutMs: number;
@@ -117,6 +123,9 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     azureApiVersion: env.AZURE_API_VERSION || '2024-10-21',
     allowUwsFallback: env.ALLOW_UWS_FALLBACK === '1' || env.ALLOW_UWS_FALLBACK === 'true',
     maxBodyBytes: int('MAX_BODY_BYTES', env.MAX_BODY_BYTES, 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    realtimeIdleMs: int('REALTIME_IDLE_MS', env.REALTIME_IDLE_MS, 300_000, 1000, 86_400_000),
+    realtimeMaxSessionMs: int('REALTIME_MAX_SESSION_MS', env.REALTIME_MAX_SESSION_MS, 3_600_000, 1000, 86_400_000),
+    maxUploadBytes: int('MAX_UPLOAD_BYTES', env.MAX_UPLOAD_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     upstreamTimeoutMs: int('UPSTREAM_TIMEOUT_MS', env.UPSTREAM_TIMEOUT_MS, 300_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', env.UPSTREAM_CONNECT_TIMEOUT_MS, 10_000, 100, 600_000),
     streamIdleTimeoutMs: int('STREAM_IDLE_TIMEOUT_MS', env.STREAM_IDLE_TIMEOUT_MS, 60_000, 100, 3_600_000),

@@ -13,6 +13,14 @@ export interface ObservedUsage {
   readonly cached: number;
 }
 
+/** Units of the routes billed by more than tokens. */
+export interface ObservedUnits {
+  readonly calls: number;
+  readonly images: number;
+  readonly audioSeconds: number;
+  readonly characters: number;
+}
+
 /**
  * One proxied call once it ended. The gateway's call object has these fields itself, so it is
  * passed as it is: reporting allocates nothing per call.
@@ -37,6 +45,8 @@ export interface ObservedCall {
   readonly firstByteMs: number;
   /** What was billed, or null when nothing was. */
   readonly usage: ObservedUsage | null;
+  /** The units a call billed by its unit was charged for (images, seconds of audio, characters, calls). */
+  readonly units?: ObservedUnits | null;
   readonly credit: number;
 }
 

@@ -15,6 +15,10 @@ import type { CallSpan, ObservedUsage, ProxyTelemetry, TracedCallEnd, TracedCall
 import type { KeyHealth } from './key-health/key-health';
 import type { SwitchOver } from './key-health/switch-over';
 import type { UnpricedModels } from './stages/price-policy';
+import type { ResponseKeys } from '../state/response-keys/response-keys';
+import { ROUTES, type RouteSpec } from './routes';
+import type { UnitUsage } from '../domain/pricing/units';
+import type { UploadForm } from './upload/form';
 
 /** The proxy's tunables (from Settings). */
 export interface ProxySettings {
@@ -47,6 +51,8 @@ export interface ProxyDeps {
   upstream: UpstreamClient;
   /** Requested models without a price, noted for the Owner. */
   unpriced: Pick<UnpricedModels, 'note'>;
+  /** Which provider key created each stored response (previous_response_id goes back to it). */
+  responseKeys: Pick<ResponseKeys, 'remember' | 'keyOf'>;
   /** Metrics, traces and the access log; nothing is measured without it. */
   telemetry?: ProxyTelemetry;
 }
@@ -57,8 +63,10 @@ export interface ProxyDeps {
  * its shape never changes as the stages fill it in.
  */
 export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd {
-  /** The client called `/v1/messages`: errors in Anthropic's format. */
+  /** The client called `/v1/messages` or its token count: errors in Anthropic's format. */
   readonly anthropic: boolean;
+  /** How the endpoint's body arrives and what it is billed by. */
+  readonly route: RouteSpec;
   /** This gateway's own ID for the call, unique across instances: names the reservation. */
   readonly serial: string = nextRequestId();
   /**
@@ -78,9 +86,13 @@ export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd 
   attemptAt = 0;
   overheadMs = -1;
   firstByteMs = -1;
+  /** When the answer's head went out, whole or streamed (the request log's time to first byte); -1 before. */
+  headMs = -1;
   durationMs = 0;
-  /** What settle billed. */
+  /** What settle billed (equivalent tokens for a unit-billed route). */
   usage: ObservedUsage | null = null;
+  /** The units a unit-billed route was charged for (images, seconds, characters, calls), for the log. */
+  units: UnitUsage | null = null;
   credit = 0;
   /** GenAI provider name of the attempt that served the call. */
   provider = '';
@@ -103,6 +115,12 @@ export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd 
   stream = false;
   /** The proxy adds `stream_options.include_usage` and hides the extra usage chunk. */
   injectUsage = false;
+  /** A multipart upload's form fields read before the first file (model, n, size, quality, response_format). */
+  form: Record<string, string> | null = null;
+  /** The upload's declared size in bytes (Content-Length), else the size limit: what a reservation assumes. */
+  uploadBytes = 0;
+  /** The multipart upload on its way upstream (upload routes only); disposed when the call ends. */
+  upload: UploadForm | null = null;
 
   // map model
   /** The model after mapping: routed and billed. */
@@ -128,7 +146,8 @@ export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd 
     /** The `/v1/...` path of the endpoint, whichever alias the client called. */
     readonly path: string,
   ) {
-    this.anthropic = endpoint === 'messages';
+    this.anthropic = endpoint === 'messages' || endpoint === 'count_tokens';
+    this.route = ROUTES[endpoint];
     this.id = clientRequestId(ex.headers['x-request-id']) ?? this.serial;
   }
 
@@ -139,6 +158,7 @@ export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd 
   stampHead(status: number, head: HeadWriter): void {
     const now = performance.now();
     this.status = status;
+    if (this.headMs < 0) this.headMs = now - this.startedAt;
     const own = (this.attemptAt !== 0 ? this.attemptAt : now) - this.startedAt - this.upstreamMs;
     this.overheadMs = own;
     if (this.stream && status < 300) this.firstByteMs = now - this.startedAt;

@@ -12,6 +12,7 @@ import type { Outcome } from './dispatch/attempt';
 import type { KeyCircuits } from './key-health/circuits';
 import type { SwitchOver } from './key-health/switch-over';
 import type { WireFormat } from './providers/types';
+import type { UnitUsage } from '../domain/pricing/units';
 
 /** Closes the books of a call: metrics, its span, its access log line. */
 export function observeEnd(t: ProxyTelemetry, log: Pick<Logger, 'info'>, c: ProxyCall): void {
@@ -32,11 +33,24 @@ export function observeEnd(t: ProxyTelemetry, log: Pick<Logger, 'info'>, c: Prox
       attempts: c.attempts, input_tokens: u ? u.prompt : 0, output_tokens: u ? u.completion : 0,
       credit: c.credit, duration_ms: round(c.durationMs), overhead_ms: round(c.overheadMs),
       ...(c.firstByteMs >= 0 ? { first_byte_ms: round(c.firstByteMs) } : {}),
+      ...(c.units ? unitFields(c.units) : {}),
     });
   }
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** The units a unit-billed call was charged for, only those it used. */
+function unitFields(u: UnitUsage): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  if (u.calls) out.units_calls = u.calls;
+  if (u.images) out.units_images = u.images;
+  if (u.size) out.units_size = u.size;
+  if (u.quality) out.units_quality = u.quality;
+  if (u.audioSeconds) out.units_audio_seconds = u.audioSeconds;
+  if (u.characters) out.units_characters = u.characters;
+  return out;
+}
 
 /** The outcome of an attempt as a bounded label. */
 export function attemptOutcome(o: Outcome): AttemptOutcome {

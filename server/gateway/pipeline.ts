@@ -6,6 +6,7 @@ import type { ClientExchange } from './transport';
 import { isDatabaseUnavailable } from '../adapters/storage/errors';
 import { authenticate } from './stages/authenticate';
 import { BODY_REQUIRED, readBody } from './stages/read-body';
+import { readUpload } from './stages/read-upload';
 import { mapModel } from './stages/map-model';
 import { checkAccess } from './stages/access';
 import { checkPrice } from './stages/price-policy';
@@ -61,6 +62,8 @@ export class ProxyPipeline {
         else sendProxyError(ex, c.anthropic, 500, 'Internal server error', 'internal_error', undefined, c.id);
       })
       .finally(() => {
+        // An upload not sent (refused, failed, client gone) frees its parser and spool now.
+        c.upload?.dispose();
         if (t) observeEnd(t, this.d.log, c);
         if (--this.inflight === 0 && this.drained) this.drained();
       });
@@ -90,15 +93,18 @@ export class ProxyPipeline {
     // A stage answers null to go on; a promise only when it must wait for the database.
     let v: Verdict | Promise<Verdict>;
     if ((v = authenticate(d, c)) && (v = await v)) return refuse(c, v);
-    if ((v = readBody(c, await c.ex.readJsonObject(BODY_REQUIRED)))) return refuse(c, v);
+    const read = c.route.body === 'multipart' ? await readUpload(c) : readBody(c, await c.ex.readJsonObject(BODY_REQUIRED));
+    if (read) return refuse(c, read);
     mapModel(c);
     if ((v = checkAccess(c))) return refuse(c, v);
     if ((v = checkPrice(d, c))) return refuse(c, v);
-    if ((v = admit(d, c)) && (v = await v)) return refuse(c, v);
+    // Counting tokens costs nothing: no reservation, no usage record.
+    const free = c.endpoint === 'count_tokens';
+    if (!free && (v = admit(d, c)) && (v = await v)) return refuse(c, v);
     try {
       if (c.ex.aborted) return;
       const delivered = await dispatch(d, c);
-      if (delivered) settle(d, c, delivered);
+      if (delivered && !free) settle(d, c, delivered);
     } finally {
       // Failed, refused upstream, client gone, or thrown: what was reserved goes back.
       releaseReservation(d, c);

@@ -90,7 +90,7 @@ describe('OpenAI-format endpoints with the openai SDK', () => {
 describe('Anthropic format on /v1/messages with @anthropic-ai/sdk', () => {
   it('answers whole and streamed with x-api-key and anthropic-version, billing cache reads', async () => {
     const up = secret('anthropic');
-    await f.addKey(6, up, { provider: `${f.mock.url}/` });
+    await f.addKey(6, up, { provider: `${f.mock.url}/`, config: { provider_type: 'anthropic' } });
     const user = await f.account({ level: 6 });
     f.mock.behave(up, { usage: usageOf(1000, 50, { cached_tokens: 800 }), text: 'Hi there' });
     const client = f.anthropic(user.key);

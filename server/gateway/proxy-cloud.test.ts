@@ -54,7 +54,11 @@ describe('azure (cloud-hosted deployments)', () => {
     const lonely = await f.account({ level: 82 });
     const r = await f.gw.as(lonely.key).post('/v1/chat/completions', { model: 'gpt-4o-mini', messages: hello });
     expect(expectEnvelope(r, 400).message).toMatch(/no deployment for model gpt-4o-mini/);
-    expect(expectEnvelope(await f.gw.as(lonely.key).post('/v1/responses', { model: 'gpt-4o', input: 'x' }), 400).code).toBe('unsupported_by_provider');
+    // A deployment has no Responses API: the call is translated to its chat completions.
+    const translated = await f.gw.as(lonely.key).post('/v1/responses', { model: 'gpt-4o', input: 'x' });
+    expect(translated.status).toBe(200);
+    expect(translated.body).toMatchObject({ object: 'response', status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: 'This is a mock answer from gpt-4o.' }] }] });
+    expect(f.mock.requests.at(-1)!.path).toBe('/openai/deployments/only-4o/chat/completions');
   });
 });
 

@@ -98,17 +98,17 @@ describe('rate limits', () => {
 
   it('reserves tokens per minute, hour and 24 hours at admission and settles them to the usage of finished answers', async () => {
     for (const [field, scope] of [['tpm', 'TPM'], ['tph', 'TPH'], ['tpd', 'TPD']] as const) {
-      const user = await f.account({ [field]: 300 });
-      // Each call reserves 14 input (40 characters ÷ 3) + 50 output tokens; the answer uses 150.
+      const user = await f.account({ [field]: 320 });
+      // Each call reserves 117 input (the request's bytes) + 50 output tokens; the answer uses 150.
       const small = { max_tokens: 50 };
-      expect((await chat(user.key, 'gpt-4o', '/v1/chat/completions', small)).status).toBe(200); // 64 reserved, then 150 used
-      expect((await chat(user.key, 'gpt-4o', '/v1/chat/completions', small)).status).toBe(200); // 150 + 64 ≤ 300; 300 after
-      const r = await expectLimited(user.key, scope, 300);
-      expect(r.body.error.message).toContain('reserves up to 300'); // no max_tokens: capped at the budget
-      // Without max_tokens the default output allowance (4,096) is more than the whole budget: it waits for all of it.
-      const fresh = await f.account({ [field]: 300 });
+      expect((await chat(user.key, 'gpt-4o', '/v1/chat/completions', small)).status).toBe(200); // 167 reserved, then 150 used
+      expect((await chat(user.key, 'gpt-4o', '/v1/chat/completions', small)).status).toBe(200); // 150 + 167 ≤ 320; 300 after
+      const r = await expectLimited(user.key, scope, 320);
+      expect(r.body.error.message).toContain('reserves up to 320'); // no max_tokens: capped at the budget
+      // Without max_tokens gpt-4o's output limit (16,384) is more than the whole budget: it waits for all of it.
+      const fresh = await f.account({ [field]: 320 });
       expect((await chat(fresh.key)).status).toBe(200);
-      await expectLimited(fresh.key, scope, 300);
+      await expectLimited(fresh.key, scope, 320);
     }
   });
 
@@ -133,15 +133,16 @@ describe('balance and billing', () => {
     expect(e.code).toBe('insufficient_balance');
     await f.config({ PRICING: JSON.stringify({ ChatPricing: { pricey: { InputText: 10_000, OutputText: 0 } } }) });
     try {
-      const user = await f.account({ credit: 4 });
-      // 100 prompt tokens at 10,000 USD per million: 1 USD per call; each reserves 0.14 (14
-      // estimated input tokens). 4 → 3 → 2; the third would hold 2 − 0.14, below the minimum of 2.
+      const user = await f.account({ credit: 4.03 });
+      // 100 prompt tokens at 10,000 USD per million: 1 USD per call; each reserves 1.01 (the
+      // request's 101 bytes bound its input). 4.03 → 3.03 → 2.03; a third would hold 2.03 − 1.01,
+      // below the minimum of 2.
       for (let i = 0; i < 2; i++) expect((await chat(user.key, 'pricey')).status).toBe(200);
       const refused = expectEnvelope(await chat(user.key, 'pricey'), 402);
       expect(refused.code).toBe('insufficient_balance');
-      expect(refused.message).toContain('maximum cost of 0.14');
+      expect(refused.message).toContain('maximum cost of 1.01');
       await f.usage(user.id);
-      expect(await balanceOf(f.gw.gateway.database.db, user.id)).toBeCloseTo(2, 9);
+      expect(await balanceOf(f.gw.gateway.database.db, user.id)).toBeCloseTo(2.03, 9);
     } finally {
       await f.config({ PRICING: '' });
     }

@@ -201,10 +201,9 @@ describe('keys of a Level', () => {
   it('answers 503 when a Level has no enabled key, and 400 when no key there can serve the endpoint', async () => {
     const user = await f.account({ level: 35 });
     expect(expectEnvelope(await chat(user.key, 'gpt-4o'), 503).code).toBe('no_provider_key');
-    await f.addKey(35, secret('azure-only'), { config: { provider_type: 'azure', deployments: { 'gpt-4o': 'dep' } } });
-    const r = await f.gw.as(user.key).post('/v1/messages', { model: 'gpt-4o', max_tokens: 5, messages: hello });
-    expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', code: 'unsupported_by_provider' } });
+    await f.addKey(35, secret('anthropic-only'), { config: { provider_type: 'anthropic' } });
+    const r = await f.gw.as(user.key).post('/v1/embeddings', { model: 'gpt-4o', input: 'x' });
+    expect(expectEnvelope(r, 400)).toMatchObject({ code: 'unsupported_by_provider', message: expect.stringContaining('anthropic key cannot serve /v1/embeddings') });
   });
 });
 

@@ -47,7 +47,7 @@ describe('streams the upstream breaks after the first byte', () => {
 
   it('a cut Anthropic stream raises in @anthropic-ai/sdk and bills the input tokens it announced', async () => {
     const up = secret('cut-anthropic');
-    await f.addKey(72, up);
+    await f.addKey(72, up, { config: { provider_type: 'anthropic' } });
     const user = await f.account({ level: 72 });
     f.mock.behave(up, { chunks: 5, cutAfterChunks: 2, usage: { prompt_tokens: 300, completion_tokens: 40 } });
     const stream = await f.anthropic(user.key).messages.create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: hello, stream: true });

@@ -19,22 +19,16 @@ import type { HealthBoard } from './key-health/board';
 import { KeyHealthEvents } from './key-health/events';
 import type { Changes } from '../state/changes/state-changes';
 import { PROXY_HEADERS, ProxyPipeline } from './pipeline';
+import { PROXY_ROUTES } from './routes';
+import { RealtimeSessions } from './realtime/session';
 import type { ClientExchange } from './transport';
 import type { ProxyDeps } from './call';
 import { UnpricedModels } from './stages/price-policy';
+import { DatabaseResponseKeys, SharedResponseKeyBook, type ResponseKeys } from '../state/response-keys/response-keys';
 import type { ProxyTelemetry } from '../core/telemetry';
 
-/** The proxy's routes: each OpenAI-format path also answers without `/v1`, as the reference does. */
-export const PROXY_ROUTES: readonly [path: string, endpoint: Endpoint, canonical: string][] = [
-  ['/v1/chat/completions', 'chat', '/v1/chat/completions'],
-  ['/chat/completions', 'chat', '/v1/chat/completions'],
-  ['/v1/responses', 'responses', '/v1/responses'],
-  ['/responses', 'responses', '/v1/responses'],
-  ['/v1/embeddings', 'embeddings', '/v1/embeddings'],
-  ['/embeddings', 'embeddings', '/v1/embeddings'],
-  ['/v1/messages', 'messages', '/v1/messages'],
-  ['/messages', 'messages', '/v1/messages'],
-];
+/** The proxy's routes (routes.ts): each OpenAI-format path also answers without `/v1`, as the reference does. */
+export { PROXY_ROUTES } from './routes';
 
 export interface AiProxy {
   /** The POST routes to serve: `[path, endpoint, canonical /v1 path]`. */
@@ -51,6 +45,8 @@ export interface AiProxy {
   switchOver: SwitchOver;
   /** Keys disabled, circuits opened, Levels switched over: subscribe to hear them (mail alerts). */
   healthEvents: KeyHealthEvents;
+  /** Realtime WebSocket sessions (realtime/session.ts): the composition root hands each upgrade to `serve`. */
+  realtime: Pick<RealtimeSessions, 'serve' | 'count'>;
   /** Refuses new calls, waits for those under way, then closes upstream connections. */
   close(): Promise<void>;
 }
@@ -74,6 +70,8 @@ export interface ProxyBuild {
    * composition root's one choice between this instance's counters (the default) and shared ones.
    */
   admissionStore?: (bases: BaseLoader, onThreshold: ThresholdSink) => AdmissionStore;
+  /** Which key created each stored response: shared through Redis when given, else through the database. */
+  responseKeys?: ResponseKeys;
   /** Metrics, traces and the access log (core/telemetry.ts); without it nothing is measured. */
   telemetry?: ProxyTelemetry;
 }
@@ -108,6 +106,7 @@ export function createProxy(b: ProxyBuild): AiProxy {
     probeTimeoutMs: Math.max(s.upstreamTimeoutMs, s.streamFirstByteTimeoutMs) + s.upstreamConnectTimeoutMs,
   }, healthEvents);
   const unpriced = new UnpricedModels(b.db, b.log);
+  const responseKeys = b.responseKeys ?? new SharedResponseKeyBook(new DatabaseResponseKeys(b.db), b.log);
   const deps: ProxyDeps = {
     settings: s,
     log: b.log,
@@ -122,9 +121,11 @@ export function createProxy(b: ProxyBuild): AiProxy {
     switchOver,
     upstream,
     unpriced,
+    responseKeys,
     telemetry: b.telemetry,
   };
   const pipeline = new ProxyPipeline(deps);
+  const realtime = new RealtimeSessions({ ...deps, settings: s });
   return {
     routes: PROXY_ROUTES,
     headerNames: PROXY_HEADERS,
@@ -136,11 +137,14 @@ export function createProxy(b: ProxyBuild): AiProxy {
     health,
     switchOver,
     healthEvents,
+    realtime,
     async close() {
+      realtime.close();
       await pipeline.close();
       await admission.drain();
       await health.settle();
       await unpriced.settle();
+      await responseKeys.settle();
       await upstream.close();
     },
   };

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, type TestGateway } from '../testing/gateway';
-import { startMockUpstream, type MockUpstream } from '../testing/mock-upstream';
+import { startMockUpstream, type Behaviour, type MockUpstream } from '../testing/mock-upstream';
 import { insertAccount, type TestAccount } from '../testing/accounts';
 import type { Settings } from '../core/settings';
 
@@ -94,3 +94,28 @@ export async function drain<T>(stream: AsyncIterable<T>): Promise<{ items: T[]; 
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let levelSerial = 500;
+/** A Level no other test of the process uses (the route tests give each case its own). */
+export const nextLevel = () => ++levelSerial;
+
+/** A user on a Level of its own, served by one new mock key whose secret is `up`. */
+export async function keyedUser(f: ProxyFixture, label: string, fields: Parameters<ProxyFixture['account']>[0] = {}) {
+  const up = secret(label);
+  const level = nextLevel();
+  await f.addKey(level, up);
+  const user = await f.account({ level, ...fields });
+  return { up, user, level, client: f.openai(user.key) };
+}
+
+/** Two keys on a Level of their own, the first answering as `bad` says, and a user routed there. */
+export async function failingPair(f: ProxyFixture, label: string, bad: Behaviour) {
+  const badKey = secret(`${label}-bad`);
+  const goodKey = secret(`${label}-good`);
+  const level = nextLevel();
+  await f.addKey(level, badKey);
+  await f.addKey(level, goodKey);
+  f.mock.behave(badKey, bad);
+  const user = await f.account({ level });
+  return { bad: badKey, good: goodKey, user, level };
+}

@@ -14,6 +14,14 @@ export type HeaderFilter = (name: string) => boolean;
 export type { BodyRefusal, JsonBody } from '../core/http/body-intake';
 import type { JsonBody } from '../core/http/body-intake';
 
+/** An upload taken as it arrives (core/http/upload.ts). */
+export type { UploadBody } from '../core/http/upload';
+export { noteUploadCopy, UploadError } from '../core/http/upload';
+import type { UploadBody } from '../core/http/upload';
+
+/** A WebSocket route's upgrade and socket (core/http/websocket.ts): realtime sessions talk to their client through these. */
+export type { ClientSocket, SocketPeer, SocketUpgrade } from '../core/http/websocket';
+
 /** Headers the proxy adds to every answer of a call (request ID, its own time): core/http's type. */
 export type { HeadWriter, ResponseStamp } from '../core/http/exchange';
 import type { ResponseStamp } from '../core/http/exchange';
@@ -47,6 +55,8 @@ export interface ClientExchange {
    * `required` an empty body is refused too. Settles when the client leaves half-way.
    */
   readJsonObject(opts: { required: boolean }): Promise<JsonBody>;
+  /** On a route that takes uploads, the body as a stream instead (null elsewhere, or when its framing was refused). */
+  readonly upload?: UploadBody | null;
   /** A whole answer of the proxy's own. */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array): void;
   /** A whole upstream answer, its headers passed on except those `omit` names. */

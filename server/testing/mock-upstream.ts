@@ -2,7 +2,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { sendJson, sleep, type Behaviour } from './mock-upstream/common';
 import { chatCompletions, embeddings, openaiError, responses, type Call } from './mock-upstream/openai';
-import { anthropicError, anthropicPreconditions, messages } from './mock-upstream/anthropic';
+import { anthropicError, anthropicPreconditions, countTokens, messages } from './mock-upstream/anthropic';
+import { completions, imageGenerations, moderations, rerank, speech } from './mock-upstream/media';
+import { imageEdits, readMultipart, transcriptions } from './mock-upstream/uploads';
+import { attachRealtime, type RealtimeRecord } from './mock-upstream/realtime';
 import { TokenIssuer, type TokenBehaviour } from './mock-upstream/oauth';
 
 export type { Behaviour, Usage } from './mock-upstream/common';
@@ -36,6 +39,8 @@ export interface MockUpstream {
   url: string;
   /** Every request, in arrival order. */
   requests: RecordedRequest[];
+  /** Realtime WebSocket sessions, in arrival order (refused upgrades too). */
+  realtime: RealtimeRecord[];
   /** Token exchanges at `/token` (accepted or refused). */
   readonly tokenRequests: number;
   /**
@@ -67,7 +72,12 @@ interface Route {
   vertex?: boolean;
 }
 
-const AZURE = /\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/;
+const AZURE = /\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings|completions|images\/generations|images\/edits|audio\/speech|audio\/transcriptions|audio\/translations)$/;
+/** The OpenAI routes beyond chat, responses and embeddings (mock-upstream/media.ts), by their path below `/v1`. */
+const MEDIA: Record<string, (c: Call) => void | Promise<void>> = {
+  completions, moderations, rerank, 'images/generations': imageGenerations, 'audio/speech': speech,
+  'audio/transcriptions': transcriptions, 'audio/translations': transcriptions, 'images/edits': imageEdits, 'images/variations': imageEdits,
+};
 const VERTEX = /\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/endpoints\/openapi\/chat\/completions$/;
 
 /** Any path prefix is accepted before `/v1/...`, as for a Provider URL with a base path. */
@@ -75,11 +85,14 @@ function routeOf(path: string): Route | null {
   let m = VERTEX.exec(path);
   if (m) return { family: 'openai', handle: chatCompletions, project: decodeURIComponent(m[1]), location: decodeURIComponent(m[2]), vertex: true };
   m = AZURE.exec(path);
-  if (m) return { family: 'openai', handle: m[2] === 'embeddings' ? embeddings : chatCompletions, deployment: decodeURIComponent(m[1]) };
+  if (m) return { family: 'openai', handle: m[2] === 'embeddings' ? embeddings : MEDIA[m[2]] ?? chatCompletions, deployment: decodeURIComponent(m[1]) };
+  const media = /\/v1\/(completions|moderations|rerank|images\/generations|images\/edits|images\/variations|audio\/speech|audio\/transcriptions|audio\/translations)$/.exec(path);
+  if (media) return { family: 'openai', handle: MEDIA[media[1]] };
   if (path.endsWith('/v1/chat/completions')) return { family: 'openai', handle: chatCompletions };
   if (path.endsWith('/v1/responses')) return { family: 'openai', handle: responses };
   if (path.endsWith('/v1/embeddings')) return { family: 'openai', handle: embeddings };
   if (path.endsWith('/v1/messages')) return { family: 'anthropic', handle: messages };
+  if (path.endsWith('/v1/messages/count_tokens')) return { family: 'anthropic', handle: countTokens };
   return null;
 }
 
@@ -151,11 +164,14 @@ export async function startMockUpstream(): Promise<MockUpstream> {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const u = new URL(req.url ?? '/', 'http://mock');
-    const raw = await readBody(req);
+    // Uploads are parsed as they arrive, their files measured and hashed, never kept.
+    const multipart = /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
+    const form = multipart ? await readMultipart(req).catch(() => null) : null;
+    const raw = multipart ? '' : await readBody(req);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    let body: unknown = raw;
-    let json = false;
+    let body: unknown = form ?? raw;
+    let json = form !== null;
     if (raw && /json/i.test(headers['content-type'] ?? '')) {
       try { body = JSON.parse(raw); json = true; } catch { /* recorded raw; answered 400 below */ }
     }
@@ -199,11 +215,15 @@ export async function startMockUpstream(): Promise<MockUpstream> {
       const extra: Record<string, string> = {};
       if (status === 429 && b.retryAfter !== undefined) extra['retry-after'] = String(b.retryAfter);
       if (status === 429 && b.retryAfterMs !== undefined) extra['retry-after-ms'] = String(b.retryAfterMs);
-      return fail(res, status, `mock upstream failure (${status})`, extra);
+      const echo = b.echoCredentials
+        ? `: you sent ${headers.authorization ?? `x-api-key ${rec.credential}`} to http://${headers.host}${req.url}`
+          + ` (key=${encodeURIComponent(rec.credential)}, base64 ${Buffer.from(rec.credential).toString('base64')})`
+        : '';
+      return fail(res, status, `mock upstream failure (${status})${echo}`, extra);
     }
     const call: Call = { req, res, body: fields, behaviour: b, model };
     if (route.family === 'anthropic' && !anthropicPreconditions(call)) return;
-    if (route.family === 'openai' && route.handle !== embeddings && route.handle !== responses && !Array.isArray(fields.messages)) {
+    if (route.handle === chatCompletions && !Array.isArray(fields.messages)) {
       return fail(res, 400, "'messages' is a required property");
     }
     await route.handle(call);
@@ -215,6 +235,8 @@ export async function startMockUpstream(): Promise<MockUpstream> {
       else res.destroy();
     });
   });
+  const realtime: RealtimeRecord[] = [];
+  attachRealtime(server, (credential, model) => inForce(take(behaviours, credential), model), realtime);
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -228,6 +250,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    realtime,
     get tokenRequests() { return issuer.requests; },
     behave(credential, b) {
       behaviours.set(credential, { ...b, left: b.times, setAt: Date.now() });
@@ -243,6 +266,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     },
     reset() {
       requests.length = 0;
+      realtime.length = 0;
       behaviours.clear();
       tokenBehaviours.clear();
       issuer.resetCount();

@@ -2,12 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../server/testing/gateway';
 import { startMockUpstream, type MockUpstream } from '../../server/testing/mock-upstream';
 import { proxiedAccount } from '../../server/testing/proxied-account';
-import { rawExchange, requestHead, chunked, type RawOutcome } from './support/raw-http';
+import { rawExchange, requestHead, chunked, type RawOutcome, type RawPiece } from './support/raw-http';
+import { currentRuntime, splitRequestLine505 } from '../../server/core/http/uws-loader';
 
 /**
  * uWS parser limits: requests the HTTP parser of uWebSockets.js (uwebsockets@3.0.6) ends
  * before any code of the gateway runs, and that no option or environment variable of that
- * build changes (docs/decisions.md, "Wire and errors"). The request fuzz leaves them out of
+ * build changes (docs/decisions.md, "Wire and errors" and "Runtime"), heads that arrive in
+ * pieces among them. The request fuzz leaves them out of
  * its generator; this file pins what the gateway does with each, so that a uWS upgrade that
  * changes one fails here, loudly, and the decision is made again.
  */
@@ -94,6 +96,63 @@ describe('uWS parser limits', () => {
     const o = await rawExchange(port, [requestHead('POST', CHAT, headers().filter(([h]) => h !== 'Content-Length').concat([['Transfer-Encoding', 'chunked']])), chunked([chatBody], { extension: ';name=value' })], { responses: 1, waitMs: 3_000 });
     expect(o.responses.map((r) => [r.status, r.body.toString().includes('uWebSockets')])).toEqual([[400, true]]);
     await healthy();
+  });
+
+  describe('a head that arrives in pieces', () => {
+    /** The loaded binary answers 505 to a request line split after its third byte (uws-loader.ts). */
+    const splitLine505 = splitRequestLine505.has(currentRuntime().abi);
+    const proxyCall = () => requestHead('POST', CHAT, headers()) + chatBody;
+    const adminCall = () => requestHead('GET', '/x-keys', [['Host', '127.0.0.1'], ['Authorization', `Bearer ${gw.rootKey}`]]);
+    const routes: [string, () => string, string][] = [['proxy', proxyCall, 'POST'], ['admin', adminCall, 'GET']];
+
+    /** The request cut at `at`, the rest sent once the server has read the first part. */
+    const cutAt = (bytes: string, at: number): RawPiece[] => [bytes.slice(0, at), { pauseMs: 15 }, bytes.slice(at)];
+    /** Statuses of the request sent cut at each position, a few connections at a time. */
+    async function statusesCutAt(bytes: string, positions: number[], method: string): Promise<(number | string)[]> {
+      const out: (number | string)[] = [];
+      for (let i = 0; i < positions.length; i += 12) {
+        const batch = await Promise.all(positions.slice(i, i + 12).map((at) => rawExchange(port, cutAt(bytes, at), { responses: 1, waitMs: 3_000, methods: [method] })));
+        out.push(...batch.map((o) => o.responses[0]?.status ?? o.ending));
+      }
+      return out;
+    }
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
+    it.each(routes)('%s route: a request line cut at any byte is served, except where this binary answers 505', async (_, make, method) => {
+      const bytes = make();
+      const lineEnd = bytes.indexOf('\r\n') + 2;
+      const positions = range(1, lineEnd);
+      const got = await statusesCutAt(bytes, positions, method);
+      expect(got).toEqual(positions.map((at) => (splitLine505 && at >= 4 ? 505 : 200)));
+    }, 60_000);
+
+    it.each(routes)('%s route: a head cut anywhere after its request line is served', async (_, make, method) => {
+      const bytes = make();
+      const headEnd = bytes.indexOf('\r\n\r\n') + 4;
+      const positions = range(bytes.indexOf('\r\n') + 2, headEnd);
+      expect(await statusesCutAt(bytes, positions, method)).toEqual(positions.map(() => 200));
+    }, 60_000);
+
+    it.each(routes)('%s route: a head sent one byte at a time', async (_, make, method) => {
+      const bytes = make();
+      const headEnd = bytes.indexOf('\r\n\r\n') + 4;
+      const pieces: RawPiece[] = [...bytes.slice(0, headEnd)].flatMap((c): RawPiece[] => [c, { pauseMs: 2 }]);
+      const o = await rawExchange(port, [...pieces, bytes.slice(headEnd)], { responses: 1, waitMs: 3_000, methods: [method] });
+      expect(o.responses.map((r) => r.status)).toEqual([splitLine505 ? 505 : 200]);
+    }, 30_000);
+
+    it('serves a head of 8 KiB cut after its request line, and answers 431 past UWS_HTTP_MAX_HEADERS_SIZE', async () => {
+      const head = (size: number) => requestHead('POST', CHAT, headers([['X-Pad', 'a'.repeat(size)]])) + chatBody;
+      const cutAfterLine = (bytes: string) => cutAt(bytes, bytes.indexOf('\r\n') + 2);
+      const ordinary = await rawExchange(port, cutAfterLine(head(8 * 1024)), { responses: 1, waitMs: 3_000 });
+      expect(ordinary.responses.map((r) => r.status)).toEqual([200]);
+      const past = await rawExchange(port, cutAfterLine(head(20 * 1024)), { responses: 1, waitMs: 3_000 });
+      expect(past.responses.map((r) => r.status)).toEqual([431]);
+      // Cut inside its request line, a large head fares as a small one does.
+      const inLine = await rawExchange(port, cutAt(head(8 * 1024), 10), { responses: 1, waitMs: 3_000 });
+      expect(inLine.responses.map((r) => r.status)).toEqual([splitLine505 ? 505 : 200]);
+      await healthy();
+    });
   });
 
   it('answers 431 to a head past UWS_HTTP_MAX_HEADERS_SIZE, or resets when it closes with the rest unread', async () => {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, type OpenApiDocument } from '../../contract/openapi';
 import { CLIENTS, DOCUMENT_FILE, FIX_HINT, ROOT, writeClients, writeDocument } from '../../scripts/openapi/generate';
 import { findStaleFiles } from '../../scripts/openapi/compare';
+import { needs } from '../../server/testing/requirements';
 
 let copy: string;
 let doc: OpenApiDocument;
@@ -30,7 +31,7 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => { if (copy) await rm(copy, { recursive: true, force: true }); });
 
-describe('openapi:check', () => {
+describe('openapi:check', needs('java'), () => {
   it('passes when the files were generated from the same contract', async () => {
     expect(await findStaleFiles(doc, copy)).toEqual([]);
   }, 120_000);

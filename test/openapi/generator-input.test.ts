@@ -36,8 +36,8 @@ describe('the document as openapi-generator 4.3.1 sees it', () => {
 
   it('turns the provider config union into one object keyed by provider_type', () => {
     expect(schemas.ProviderConfig).toMatchObject({ type: 'object', required: ['provider_type'] });
-    expect(schemas.ProviderConfig.properties.provider_type.enum).toEqual(['standard', 'azure', 'vertex']);
-    expect(Object.keys(schemas.ProviderConfig.properties)).toEqual(expect.arrayContaining(['deployments', 'base_url', 'private_key_set']));
+    expect(schemas.ProviderConfig.properties.provider_type.enum).toEqual(['standard', 'anthropic', 'azure', 'vertex']);
+    expect(Object.keys(schemas.ProviderConfig.properties)).toEqual(expect.arrayContaining(['responses', 'deployments', 'base_url', 'private_key_set']));
     expect(schemas.ProviderConfig.discriminator).toBeUndefined();
   });
 

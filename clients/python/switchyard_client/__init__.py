@@ -39,6 +39,7 @@ from switchyard_client.models.account_add_result import AccountAddResult
 from switchyard_client.models.account_create import AccountCreate
 from switchyard_client.models.account_result import AccountResult
 from switchyard_client.models.accounts_update_body import AccountsUpdateBody
+from switchyard_client.models.anthropic_provider_config import AnthropicProviderConfig
 from switchyard_client.models.bill_info import BillInfo
 from switchyard_client.models.bill_info_usage_summary import BillInfoUsageSummary
 from switchyard_client.models.bill_line_item import BillLineItem

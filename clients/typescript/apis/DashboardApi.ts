@@ -52,6 +52,7 @@ export interface DashboardRequestsRequest {
     model?: string;
     status?: DashboardRequestsStatusEnum;
     requestId?: string;
+    scope?: DashboardRequestsScopeEnum;
 }
 
 /**
@@ -370,6 +371,10 @@ export class DashboardApi extends runtime.BaseAPI {
             queryParameters['request_id'] = requestParameters.requestId;
         }
 
+        if (requestParameters.scope !== undefined) {
+            queryParameters['scope'] = requestParameters.scope;
+        }
+
         const headerParameters: runtime.HTTPHeaders = {};
 
         if (this.configuration && this.configuration.accessToken) {
@@ -416,4 +421,12 @@ export enum DashboardLogsStatusEnum {
 export enum DashboardRequestsStatusEnum {
     Ok = 'ok',
     Abnormal = 'abnormal'
+}
+/**
+    * @export
+    * @enum {string}
+    */
+export enum DashboardRequestsScopeEnum {
+    Account = 'account',
+    Tree = 'tree'
 }

@@ -39,7 +39,7 @@ export interface AccountCreate {
      */
     Email: string;
     /**
-     * Credit (USD) on the new account's first card, rounded to 6 decimals. A user account needs at least UserMinBalance; at most 1,000,000,000. A non-Owner parent pays CreditGranted / Rates × its own Rates.
+     * Credit (USD) on the new account's first card, rounded to 6 decimals; at most 1,000,000,000. A user account below UserMinBalance is raised to it (the answer's Transfer says what was granted and what was asked). A non-Owner parent pays CreditGranted / Rates × its own Rates, and is refused 402 when it has less.
      * @type {number}
      * @memberof AccountCreate
      */

@@ -72,6 +72,12 @@ export interface ConfigUpdate {
      * @type {string}
      * @memberof ConfigUpdate
      */
+    DEFAULT_OUTPUT_LIMIT?: string;
+    /**
+     * 
+     * @type {string}
+     * @memberof ConfigUpdate
+     */
     XAI_MAIL?: string;
     /**
      * 
@@ -117,6 +123,7 @@ export function ConfigUpdateFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'MODEL_LIMITS': !exists(json, 'MODEL_LIMITS') ? undefined : json['MODEL_LIMITS'],
         'PRICING': !exists(json, 'PRICING') ? undefined : json['PRICING'],
         'UNPRICED_MODEL_POLICY': !exists(json, 'UNPRICED_MODEL_POLICY') ? undefined : json['UNPRICED_MODEL_POLICY'],
+        'DEFAULT_OUTPUT_LIMIT': !exists(json, 'DEFAULT_OUTPUT_LIMIT') ? undefined : json['DEFAULT_OUTPUT_LIMIT'],
         'XAI_MAIL': !exists(json, 'XAI_MAIL') ? undefined : json['XAI_MAIL'],
         'EMAIL_SMTP': !exists(json, 'EMAIL_SMTP') ? undefined : json['EMAIL_SMTP'],
         'EMAIL_PORT': !exists(json, 'EMAIL_PORT') ? undefined : json['EMAIL_PORT'],
@@ -142,6 +149,7 @@ export function ConfigUpdateToJSON(value?: ConfigUpdate | null): any {
         'MODEL_LIMITS': value.MODEL_LIMITS,
         'PRICING': value.PRICING,
         'UNPRICED_MODEL_POLICY': value.UNPRICED_MODEL_POLICY,
+        'DEFAULT_OUTPUT_LIMIT': value.DEFAULT_OUTPUT_LIMIT,
         'XAI_MAIL': value.XAI_MAIL,
         'EMAIL_SMTP': value.EMAIL_SMTP,
         'EMAIL_PORT': value.EMAIL_PORT,

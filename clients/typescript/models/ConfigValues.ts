@@ -72,6 +72,12 @@ export interface ConfigValues {
      * @type {string}
      * @memberof ConfigValues
      */
+    DEFAULT_OUTPUT_LIMIT: string;
+    /**
+     * 
+     * @type {string}
+     * @memberof ConfigValues
+     */
     XAI_MAIL: string;
     /**
      * 
@@ -111,6 +117,7 @@ export function ConfigValuesFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'MODEL_LIMITS': json['MODEL_LIMITS'],
         'PRICING': json['PRICING'],
         'UNPRICED_MODEL_POLICY': json['UNPRICED_MODEL_POLICY'],
+        'DEFAULT_OUTPUT_LIMIT': json['DEFAULT_OUTPUT_LIMIT'],
         'XAI_MAIL': json['XAI_MAIL'],
         'EMAIL_SMTP': json['EMAIL_SMTP'],
         'EMAIL_PORT': json['EMAIL_PORT'],
@@ -135,6 +142,7 @@ export function ConfigValuesToJSON(value?: ConfigValues | null): any {
         'MODEL_LIMITS': value.MODEL_LIMITS,
         'PRICING': value.PRICING,
         'UNPRICED_MODEL_POLICY': value.UNPRICED_MODEL_POLICY,
+        'DEFAULT_OUTPUT_LIMIT': value.DEFAULT_OUTPUT_LIMIT,
         'XAI_MAIL': value.XAI_MAIL,
         'EMAIL_SMTP': value.EMAIL_SMTP,
         'EMAIL_PORT': value.EMAIL_PORT,

@@ -49,6 +49,12 @@ export interface CreditTransfer {
      * @memberof CreditTransfer
      */
     Credited: number;
+    /**
+     * The CreditGranted asked for, present only when the gateway adjusted it (a new user account is raised to UserMinBalance): Credited is what was granted
+     * @type {number}
+     * @memberof CreditTransfer
+     */
+    Requested?: number;
 }
 
 export function CreditTransferFromJSON(json: any): CreditTransfer {
@@ -66,6 +72,7 @@ export function CreditTransferFromJSONTyped(json: any, ignoreDiscriminator: bool
         'ToID': json['ToID'],
         'Debited': json['Debited'],
         'Credited': json['Credited'],
+        'Requested': !exists(json, 'Requested') ? undefined : json['Requested'],
     };
 }
 
@@ -83,6 +90,7 @@ export function CreditTransferToJSON(value?: CreditTransfer | null): any {
         'ToID': value.ToID,
         'Debited': value.Debited,
         'Credited': value.Credited,
+        'Requested': value.Requested,
     };
 }
 

@@ -81,6 +81,12 @@ export interface OwnerConfUpdate {
      */
     ModelLimits?: JsonValue;
     /**
+     * Output tokens reserved for a call without max_tokens on a model the catalogue gives no output limit (DEFAULT_OUTPUT_LIMIT): a whole number from 1 to 10000000; empty restores 131072
+     * @type {string}
+     * @memberof OwnerConfUpdate
+     */
+    DefaultOutputLimit?: string;
+    /**
      * `refuse` (the default; empty restores it) or `bill:<InputText>,<OutputText>` in USD per million tokens: what the proxy does with a model no price table knows
      * @type {string}
      * @memberof OwnerConfUpdate
@@ -107,6 +113,7 @@ export function OwnerConfUpdateFromJSONTyped(json: any, ignoreDiscriminator: boo
         'ModelFailover': !exists(json, 'ModelFailover') ? undefined : json['ModelFailover'],
         'DelKeys': !exists(json, 'DelKeys') ? undefined : json['DelKeys'],
         'ModelLimits': !exists(json, 'ModelLimits') ? undefined : JsonValueFromJSON(json['ModelLimits']),
+        'DefaultOutputLimit': !exists(json, 'DefaultOutputLimit') ? undefined : json['DefaultOutputLimit'],
         'UnpricedModelPolicy': !exists(json, 'UnpricedModelPolicy') ? undefined : json['UnpricedModelPolicy'],
     };
 }
@@ -129,6 +136,7 @@ export function OwnerConfUpdateToJSON(value?: OwnerConfUpdate | null): any {
         'ModelFailover': value.ModelFailover,
         'DelKeys': value.DelKeys,
         'ModelLimits': JsonValueToJSON(value.ModelLimits),
+        'DefaultOutputLimit': value.DefaultOutputLimit,
         'UnpricedModelPolicy': value.UnpricedModelPolicy,
     };
 }

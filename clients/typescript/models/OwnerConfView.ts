@@ -113,6 +113,12 @@ export interface OwnerConfView {
      */
     KeyHealth: Array<KeyHealthEntry>;
     /**
+     * Output tokens admission reserves for a call that sets no limit, on a model the catalogue gives no output limit (DEFAULT_OUTPUT_LIMIT; 131072 unless set)
+     * @type {number}
+     * @memberof OwnerConfView
+     */
+    DefaultOutputLimit: number;
+    /**
      * 
      * @type {number}
      * @memberof OwnerConfView
@@ -147,6 +153,7 @@ export function OwnerConfViewFromJSONTyped(json: any, ignoreDiscriminator: boole
         'UnpricedModelPolicy': UnpricedModelPolicyFromJSON(json['UnpricedModelPolicy']),
         'UnpricedModels': ((json['UnpricedModels'] as Array<any>).map(UnpricedModelFromJSON)),
         'KeyHealth': ((json['KeyHealth'] as Array<any>).map(KeyHealthEntryFromJSON)),
+        'DefaultOutputLimit': json['DefaultOutputLimit'],
         'UserMinBalance': json['UserMinBalance'],
         'UserApiBalance': json['UserApiBalance'],
     };
@@ -172,6 +179,7 @@ export function OwnerConfViewToJSON(value?: OwnerConfView | null): any {
         'UnpricedModelPolicy': UnpricedModelPolicyToJSON(value.UnpricedModelPolicy),
         'UnpricedModels': ((value.UnpricedModels as Array<any>).map(UnpricedModelToJSON)),
         'KeyHealth': ((value.KeyHealth as Array<any>).map(KeyHealthEntryToJSON)),
+        'DefaultOutputLimit': value.DefaultOutputLimit,
         'UserMinBalance': value.UserMinBalance,
         'UserApiBalance': value.UserApiBalance,
     };

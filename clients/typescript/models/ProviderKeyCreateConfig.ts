@@ -26,6 +26,12 @@ export interface ProviderKeyCreateConfig {
      */
     provider_type: ProviderKeyCreateConfigProviderTypeEnum;
     /**
+     * false: the provider has chat completions but no Responses API, so /v1/responses calls are translated to chat completions; default true
+     * @type {boolean}
+     * @memberof ProviderKeyCreateConfig
+     */
+    responses?: boolean;
+    /**
      * Model name → deployment name
      * @type {{ [key: string]: string; }}
      * @memberof ProviderKeyCreateConfig
@@ -74,6 +80,7 @@ export function ProviderKeyCreateConfigFromJSONTyped(json: any, ignoreDiscrimina
     return {
         
         'provider_type': json['provider_type'],
+        'responses': !exists(json, 'responses') ? undefined : json['responses'],
         'deployments': !exists(json, 'deployments') ? undefined : json['deployments'],
         'api_versions': !exists(json, 'api_versions') ? undefined : json['api_versions'],
         'base_url': !exists(json, 'base_url') ? undefined : json['base_url'],
@@ -93,6 +100,7 @@ export function ProviderKeyCreateConfigToJSON(value?: ProviderKeyCreateConfig | 
     return {
         
         'provider_type': value.provider_type,
+        'responses': value.responses,
         'deployments': value.deployments,
         'api_versions': value.api_versions,
         'base_url': value.base_url,
@@ -108,6 +116,7 @@ export function ProviderKeyCreateConfigToJSON(value?: ProviderKeyCreateConfig | 
 */
 export enum ProviderKeyCreateConfigProviderTypeEnum {
     Standard = 'standard',
+    Anthropic = 'anthropic',
     Azure = 'azure',
     Vertex = 'vertex'
 }

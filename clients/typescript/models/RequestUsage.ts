@@ -20,6 +20,12 @@ import { exists, mapValues } from '../runtime';
  */
 export interface RequestUsage {
     /**
+     * The account billed
+     * @type {number}
+     * @memberof RequestUsage
+     */
+    account_id: number;
+    /**
      * The x-request-id the call was answered with
      * @type {string}
      * @memberof RequestUsage
@@ -85,6 +91,18 @@ export interface RequestUsage {
      * @memberof RequestUsage
      */
     status: RequestUsageStatusEnum;
+    /**
+     * Milliseconds from the call's arrival to its end (a realtime response: from its start to its `response.done`); null for records older than this field
+     * @type {number}
+     * @memberof RequestUsage
+     */
+    duration_ms: number | null;
+    /**
+     * Milliseconds until the answer's head went out, streamed or whole (a realtime response: until its first event); null when unknown
+     * @type {number}
+     * @memberof RequestUsage
+     */
+    first_byte_ms: number | null;
 }
 
 export function RequestUsageFromJSON(json: any): RequestUsage {
@@ -97,6 +115,7 @@ export function RequestUsageFromJSONTyped(json: any, ignoreDiscriminator: boolea
     }
     return {
         
+        'account_id': json['account_id'],
         'request_id': json['request_id'],
         'created_at': json['created_at'],
         'model': json['model'],
@@ -108,6 +127,8 @@ export function RequestUsageFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'cached': json['cached'],
         'credit_used': json['credit_used'],
         'status': json['status'],
+        'duration_ms': json['duration_ms'],
+        'first_byte_ms': json['first_byte_ms'],
     };
 }
 
@@ -120,6 +141,7 @@ export function RequestUsageToJSON(value?: RequestUsage | null): any {
     }
     return {
         
+        'account_id': value.account_id,
         'request_id': value.request_id,
         'created_at': value.created_at,
         'model': value.model,
@@ -131,6 +153,8 @@ export function RequestUsageToJSON(value?: RequestUsage | null): any {
         'cached': value.cached,
         'credit_used': value.credit_used,
         'status': value.status,
+        'duration_ms': value.duration_ms,
+        'first_byte_ms': value.first_byte_ms,
     };
 }
 

@@ -14,7 +14,7 @@
 
 import { exists, mapValues } from '../runtime';
 /**
- * OpenAI-compatible (or Anthropic) upstream; no extra settings.
+ * OpenAI-compatible upstream (on anthropic.com: Anthropic's API).
  * @export
  * @interface StandardProviderConfig
  */
@@ -25,6 +25,12 @@ export interface StandardProviderConfig {
      * @memberof StandardProviderConfig
      */
     provider_type: StandardProviderConfigProviderTypeEnum;
+    /**
+     * false: the provider has chat completions but no Responses API, so /v1/responses calls are translated to chat completions; default true
+     * @type {boolean}
+     * @memberof StandardProviderConfig
+     */
+    responses?: boolean;
 }
 
 export function StandardProviderConfigFromJSON(json: any): StandardProviderConfig {
@@ -38,6 +44,7 @@ export function StandardProviderConfigFromJSONTyped(json: any, ignoreDiscriminat
     return {
         
         'provider_type': json['provider_type'],
+        'responses': !exists(json, 'responses') ? undefined : json['responses'],
     };
 }
 
@@ -51,6 +58,7 @@ export function StandardProviderConfigToJSON(value?: StandardProviderConfig | nu
     return {
         
         'provider_type': value.provider_type,
+        'responses': value.responses,
     };
 }
 

@@ -3,6 +3,7 @@ export * from './AccountAddResult';
 export * from './AccountCreate';
 export * from './AccountResult';
 export * from './AccountsUpdateBody';
+export * from './AnthropicProviderConfig';
 export * from './BillInfo';
 export * from './BillInfoUsageSummary';
 export * from './BillLineItem';

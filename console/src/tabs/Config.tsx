@@ -26,10 +26,11 @@ const GROUPS: { title: string; note: string; columns?: boolean; items: Item[] }[
   },
   {
     title: 'Limits and pricing',
-    note: 'JSON values. Saving PRICING takes effect immediately; empty restores the default prices.',
+    note: 'JSON values. Default prices and output limits come from the model catalogue bundled with this gateway (OpenAI, Anthropic, Google, Mistral, DeepSeek, xAI, Cohere, Perplexity, Moonshot, and open models on Groq, Cerebras, Together and Fireworks, dated variants included; /v1/models lists them). Saving PRICING takes effect immediately; empty restores the default prices.',
     items: [
       { key: 'MODEL_LIMITS', kind: 'json', hint: 'Object keyed by model, each with integer rpm and tpm.', placeholder: '{"gpt-4o": {"rpm": 30, "tpm": 90000}}' },
-      { key: 'PRICING', kind: 'json', hint: 'Only the differences from the default prices (sections such as ChatPricing, keyed by model). At most 128 KiB and 1024 entries.', placeholder: '{"ChatPricing": {"gpt-4o": {"InputText": 2.5, "OutputText": 10}}}' },
+      { key: 'PRICING', kind: 'json', hint: 'Only the differences from the catalogue\'s prices, field by field (sections such as ChatPricing, keyed by model; USD per million tokens). At most 128 KiB and 1024 entries.', placeholder: '{"ChatPricing": {"gpt-4o": {"InputText": 2.5, "OutputText": 10}}}' },
+      { key: 'DEFAULT_OUTPUT_LIMIT', kind: 'line', hint: 'Output tokens a call without max_tokens holds from the balance while it runs, for a model the catalogue gives no output limit (your PRICING-only models among them). Empty: 131072.', placeholder: '32768' },
       { key: 'UNPRICED_MODEL_POLICY', kind: 'line', hint: 'A model no price table knows: refuse (the default, empty) answers 403 model_not_priced; bill:<InputText>,<OutputText> serves it at that fallback price (USD per million tokens).', placeholder: 'bill:10,30' },
     ],
   },

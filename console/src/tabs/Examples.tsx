@@ -79,7 +79,142 @@ console.log(message.content[0].type === 'text' ? message.content[0].text : messa
   }
 }
 
-function SnippetCard(props: { id: string; title: string; endpoint: string; defaultModel: string; models: string[]; snippet: (lang: Lang, base: string, model: string) => string }) {
+/** Snippets for the routes beyond chat: one function per route, curl / Python / Node.js with the openai SDKs. */
+function imagesSnippet(lang: Lang, base: string, model: string): string {
+  const m = JSON.stringify(model);
+  switch (lang) {
+    case 'curl':
+      return `curl ${base}/v1/images/generations \\
+  -H "Authorization: Bearer $${KEY_VAR}" \\
+  -H "Content-Type: application/json" \\
+  -d '{"model": ${m}, "prompt": "A lighthouse at dusk", "size": "1024x1024"}'`;
+    case 'python':
+      return `import os
+from openai import OpenAI
+
+client = OpenAI(base_url="${base}/v1", api_key=os.environ["${KEY_VAR}"])
+image = client.images.generate(model=${m}, prompt="A lighthouse at dusk", size="1024x1024")
+print(image.data[0].url or len(image.data[0].b64_json))`;
+    case 'node':
+      return `import OpenAI from 'openai';
+
+const client = new OpenAI({ baseURL: '${base}/v1', apiKey: process.env.${KEY_VAR} });
+const image = await client.images.generate({ model: ${m}, prompt: 'A lighthouse at dusk', size: '1024x1024' });
+console.log(image.data[0].url ?? image.data[0].b64_json?.length);`;
+  }
+}
+
+function transcriptionSnippet(lang: Lang, base: string, model: string): string {
+  const m = JSON.stringify(model);
+  switch (lang) {
+    case 'curl':
+      return `curl ${base}/v1/audio/transcriptions \\
+  -H "Authorization: Bearer $${KEY_VAR}" \\
+  -F file=@speech.mp3 \\
+  -F model=${model}`;
+    case 'python':
+      return `import os
+from openai import OpenAI
+
+client = OpenAI(base_url="${base}/v1", api_key=os.environ["${KEY_VAR}"])
+with open("speech.mp3", "rb") as audio:
+    print(client.audio.transcriptions.create(model=${m}, file=audio).text)`;
+    case 'node':
+      return `import fs from 'node:fs';
+import OpenAI from 'openai';
+
+const client = new OpenAI({ baseURL: '${base}/v1', apiKey: process.env.${KEY_VAR} });
+const text = await client.audio.transcriptions.create({ model: ${m}, file: fs.createReadStream('speech.mp3') });
+console.log(text.text);`;
+  }
+}
+
+function speechSnippet(lang: Lang, base: string, model: string): string {
+  const m = JSON.stringify(model);
+  switch (lang) {
+    case 'curl':
+      return `curl ${base}/v1/audio/speech \\
+  -H "Authorization: Bearer $${KEY_VAR}" \\
+  -H "Content-Type: application/json" \\
+  -d '{"model": ${m}, "voice": "alloy", "input": "Hello!"}' \\
+  --output hello.mp3`;
+    case 'python':
+      return `import os
+from openai import OpenAI
+
+client = OpenAI(base_url="${base}/v1", api_key=os.environ["${KEY_VAR}"])
+with client.audio.speech.with_streaming_response.create(model=${m}, voice="alloy", input="Hello!") as reply:
+    reply.stream_to_file("hello.mp3")`;
+    case 'node':
+      return `import fs from 'node:fs';
+import OpenAI from 'openai';
+
+const client = new OpenAI({ baseURL: '${base}/v1', apiKey: process.env.${KEY_VAR} });
+const reply = await client.audio.speech.create({ model: ${m}, voice: 'alloy', input: 'Hello!' });
+fs.writeFileSync('hello.mp3', Buffer.from(await reply.arrayBuffer()));`;
+  }
+}
+
+function realtimeSnippet(lang: Lang, base: string, model: string): string {
+  const ws = base.replace(/^http/, 'ws');
+  switch (lang) {
+    case 'curl':
+      return `# A WebSocket: with websocat (https://github.com/vi/websocat)
+websocat -H "Authorization: Bearer $${KEY_VAR}" "${ws}/v1/realtime?model=${encodeURIComponent(model)}"
+{"type": "response.create"}`;
+    case 'python':
+      return `import os, asyncio
+from openai import AsyncOpenAI
+
+async def main():
+    client = AsyncOpenAI(base_url="${base}/v1", websocket_base_url="${ws}/v1", api_key=os.environ["${KEY_VAR}"])
+    async with client.realtime.connect(model=${JSON.stringify(model)}) as conn:
+        await conn.response.create()
+        async for event in conn:
+            print(event.type)
+            if event.type == "response.done":
+                break
+
+asyncio.run(main())`;
+    case 'node':
+      return `import WebSocket from 'ws';
+
+// Browsers pass the key as the subprotocol "openai-insecure-api-key.<key>" instead.
+const ws = new WebSocket('${ws}/v1/realtime?model=${encodeURIComponent(model)}', { headers: { Authorization: \`Bearer \${process.env.${KEY_VAR}}\` } });
+ws.on('open', () => ws.send(JSON.stringify({ type: 'response.create' })));
+ws.on('message', (data) => {
+  const event = JSON.parse(data.toString());
+  console.log(event.type);
+  if (event.type === 'response.done') ws.close();
+});`;
+  }
+}
+
+function rerankSnippet(lang: Lang, base: string, model: string): string {
+  const m = JSON.stringify(model);
+  switch (lang) {
+    case 'curl':
+      return `curl ${base}/v1/rerank \\
+  -H "Authorization: Bearer $${KEY_VAR}" \\
+  -H "Content-Type: application/json" \\
+  -d '{"model": ${m}, "query": "green tea", "documents": ["black coffee", "green tea leaves"], "top_n": 1}'`;
+    case 'python':
+      return `import os, requests
+
+r = requests.post("${base}/v1/rerank", headers={"Authorization": f"Bearer {os.environ['${KEY_VAR}']}"},
+                  json={"model": ${m}, "query": "green tea", "documents": ["black coffee", "green tea leaves"], "top_n": 1})
+print(r.json()["results"])`;
+    case 'node':
+      return `const r = await fetch('${base}/v1/rerank', {
+  method: 'POST',
+  headers: { Authorization: \`Bearer \${process.env.${KEY_VAR}}\`, 'Content-Type': 'application/json' },
+  body: JSON.stringify({ model: ${m}, query: 'green tea', documents: ['black coffee', 'green tea leaves'], top_n: 1 }),
+});
+console.log((await r.json()).results);`;
+  }
+}
+
+function SnippetCard(props: { id: string; title: string; endpoint: string; method?: string; defaultModel: string; models: string[]; snippet: (lang: Lang, base: string, model: string) => string }) {
   const [lang, setLang] = createSignal<Lang>('curl');
   const [model, setModel] = createSignal(props.defaultModel);
   const code = () => props.snippet(lang(), location.origin, model().trim() || props.defaultModel);
@@ -88,7 +223,7 @@ function SnippetCard(props: { id: string; title: string; endpoint: string; defau
       <div class="card-head">
         <div class="card-title">
           <h2>{props.title}</h2>
-          <p class="endpoint">POST {location.origin}{props.endpoint}</p>
+          <p class="endpoint">{props.method ?? 'POST'} {location.origin}{props.endpoint}</p>
         </div>
         <div class="segmented" role="tablist" aria-label={`${props.title} language`}>
           <For each={LANGS}>
@@ -139,6 +274,11 @@ export function ExamplesTab() {
       </div>
       <SnippetCard id="openai" title="OpenAI format" endpoint="/v1/chat/completions" defaultModel="gpt-4o-mini" models={names()} snippet={openAiSnippet} />
       <SnippetCard id="anthropic" title="Anthropic format" endpoint="/v1/messages" defaultModel="claude-sonnet-4-5" models={names()} snippet={anthropicSnippet} />
+      <SnippetCard id="images" title="Images" endpoint="/v1/images/generations" defaultModel="dall-e-3" models={names()} snippet={imagesSnippet} />
+      <SnippetCard id="transcription" title="Audio transcription" endpoint="/v1/audio/transcriptions" defaultModel="whisper-1" models={names()} snippet={transcriptionSnippet} />
+      <SnippetCard id="speech" title="Text to speech" endpoint="/v1/audio/speech" defaultModel="tts-1" models={names()} snippet={speechSnippet} />
+      <SnippetCard id="realtime" title="Realtime (WebSocket)" endpoint="/v1/realtime" method="GET (WebSocket)" defaultModel="gpt-realtime" models={names()} snippet={realtimeSnippet} />
+      <SnippetCard id="rerank" title="Rerank" endpoint="/v1/rerank" defaultModel="rerank-v3.5" models={names()} snippet={rerankSnippet} />
     </div>
   );
 }

@@ -5,9 +5,10 @@ import { api, describeError } from '../api';
 import { Field } from '../ui/Field';
 import { fromRows, KeyValueRows, toRows, type Row } from '../ui/KeyValueRows';
 
-type Kind = 'standard' | 'azure' | 'vertex';
+type Kind = 'standard' | 'anthropic' | 'azure' | 'vertex';
 const KINDS: { id: Kind; label: string; hint: string }[] = [
-  { id: 'standard', label: 'Standard', hint: 'OpenAI-compatible or Anthropic API; nothing else to set.' },
+  { id: 'standard', label: 'Standard', hint: 'OpenAI-compatible API. Anthropic-format clients are translated to it.' },
+  { id: 'anthropic', label: 'Anthropic (Messages API)', hint: 'Anthropic\'s native API with x-api-key. OpenAI-format clients are translated to it.' },
   { id: 'azure', label: 'Cloud-hosted deployments (Azure)', hint: 'Each model is served by a named deployment; an api-version per model is optional.' },
   { id: 'vertex', label: 'Cloud platform (Vertex AI)', hint: 'A service account of the cloud project signs the requests.' },
 ];
@@ -19,6 +20,8 @@ interface Form {
   SecretKey: string;
   Status: boolean;
   kind: Kind;
+  /** Standard only: the provider has no Responses API, so Responses calls are translated to chat completions. */
+  chatOnly: boolean;
   deployments: Row[];
   apiVersions: Row[];
   baseUrl: string;
@@ -38,6 +41,7 @@ function initial(key: ProviderKey | null): Form {
     SecretKey: '',
     Status: key?.Status ?? true,
     kind: c?.provider_type ?? 'standard',
+    chatOnly: c?.provider_type === 'standard' && c.responses === false,
     deployments: c?.provider_type === 'azure' ? toRows(c.deployments) : [{ key: '', value: '' }],
     apiVersions: c?.provider_type === 'azure' ? toRows(c.api_versions) : [],
     baseUrl: c?.provider_type === 'vertex' ? c.base_url : '',
@@ -103,7 +107,8 @@ export function ProviderForm(props: { editing: ProviderKey | null; onDone: (resu
         ...(form.privateKey.trim() ? { private_key: form.privateKey.trim() } : {}),
       };
     }
-    return { provider_type: 'standard' };
+    if (form.kind === 'anthropic') return { provider_type: 'anthropic' };
+    return form.chatOnly ? { provider_type: 'standard', responses: false } : { provider_type: 'standard' };
   }
 
   const submit = async (ev: SubmitEvent) => {
@@ -158,6 +163,12 @@ export function ProviderForm(props: { editing: ProviderKey | null; onDone: (resu
         </select>
       </Field>
       <Switch>
+        <Match when={form.kind === 'standard'}>
+          <label class="check">
+            <input id="pk-chat-only" type="checkbox" checked={form.chatOnly} onChange={(e) => setForm('chatOnly', e.currentTarget.checked)} />
+            Chat completions only (no Responses API: /v1/responses calls are translated to chat completions)
+          </label>
+        </Match>
         <Match when={form.kind === 'azure'}>
           <fieldset class="subform">
             <legend>Deployments</legend>

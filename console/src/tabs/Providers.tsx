@@ -20,7 +20,7 @@ async function loadKeys(): Promise<ProviderKey[]> {
   }
 }
 
-const KIND_LABEL = { standard: 'Standard', azure: 'Azure', vertex: 'Vertex' } as const;
+const KIND_LABEL = { standard: 'Standard', anthropic: 'Anthropic', azure: 'Azure', vertex: 'Vertex' } as const;
 
 type HealthEntry = ConfView['KeyHealth'][number];
 

@@ -12,12 +12,13 @@ const PAGE = 50;
 /** `datetime-local` text (the browser's time zone) as RFC 3339, or undefined when empty. */
 const isoOf = (local: string) => (local ? new Date(local).toISOString() : undefined);
 
-export interface RequestFilters { user: string; model: string; status: '' | 'ok' | 'abnormal'; since: string; until: string }
+export interface RequestFilters { user: string; model: string; status: '' | 'ok' | 'abnormal'; since: string; until: string; tree?: boolean }
 
 export function queryOf(f: RequestFilters, before?: string): RequestQuery {
   return {
     limit: PAGE,
     ...(f.user ? { user: f.user } : {}),
+    ...(f.tree ? { scope: 'tree' as const } : {}),
     ...(f.model.trim() ? { model: f.model.trim() } : {}),
     ...(f.status ? { status: f.status } : {}),
     ...(isoOf(f.since) ? { since: isoOf(f.since) } : {}),
@@ -38,7 +39,8 @@ export function useAccountChoices() {
 
 export function RequestsTab() {
   const choices = useAccountChoices();
-  const [draft, setDraft] = createSignal<RequestFilters>({ user: '', model: '', status: '', since: '', until: '' });
+  // The tab opens on the whole tree below the caller (an Owner sees every request of its tenant).
+  const [draft, setDraft] = createSignal<RequestFilters>({ user: '', model: '', status: '', since: '', until: '', tree: true });
   const [filters, setFilters] = createSignal<RequestFilters>(draft());
   const [more, setMore] = createSignal<RequestUsage[]>([]);
   const [next, setNext] = createSignal<string | null>(null);
@@ -75,13 +77,16 @@ export function RequestsTab() {
     <div class="stack">
       <div class="page-head">
         <h1>Requests</h1>
-        <p class="muted">Recent proxied requests of one account, newest first, as they were recorded and billed (usage is written within about a second).</p>
+        <p class="muted">Recent proxied requests of an account and, by default, every account below it, newest first, as they were recorded and billed (usage is written within about a second).</p>
       </div>
       <form class="card filters" onSubmit={apply} aria-label="Request filters">
         <Field label="Account" for="rq-user">
           <select id="rq-user" value={draft().user} onChange={(e) => set('user', e.currentTarget.value)}>
             <For each={choices()}>{(c) => <option value={c.value}>{c.label}</option>}</For>
           </select>
+        </Field>
+        <Field label="Below too" for="rq-tree">
+          <input id="rq-tree" type="checkbox" checked={draft().tree ?? false} onChange={(e) => set('tree', e.currentTarget.checked)} />
         </Field>
         <Field label="Model" for="rq-model">
           <input id="rq-model" placeholder="any" value={draft().model} onInput={(e) => set('model', e.currentTarget.value)} />
@@ -107,18 +112,20 @@ export function RequestsTab() {
           {(p) => (
             <Show when={p.data.length > 0} fallback={<p class="muted">No requests match.</p>}>
               <table class="table table-compact table-cards" data-testid="requests-table">
-                <thead><tr><th>Time</th><th>Request ID</th><th>Model</th><th>Endpoint</th><th class="num">Level</th><th class="num">Tokens in / out</th><th class="num">Credit</th><th>Status</th></tr></thead>
+                <thead><tr><th>Time</th><th class="num">Account</th><th>Request ID</th><th>Model</th><th>Endpoint</th><th class="num">Level</th><th class="num">Tokens in / out</th><th class="num">Credit</th><th class="num">Duration / first byte</th><th>Status</th></tr></thead>
                 <tbody>
                   <For each={[...p.data, ...more()]}>
                     {(r) => (
                       <tr data-request-id={r.request_id ?? ''}>
                         <td data-label="Time" class="nowrap">{formatTime(r.created_at)}</td>
+                        <td data-label="Account" class="num">#{r.account_id}</td>
                         <td data-label="Request ID"><code class="small">{r.request_id ?? '–'}</code></td>
                         <td data-label="Model" class="break">{r.model}</td>
                         <td data-label="Endpoint">{r.endpoint}</td>
                         <td data-label="Level" class="num">{r.level ?? '–'}</td>
                         <td data-label="Tokens" class="num">{formatInt(r.prompt)} / {formatInt(r.completion)}</td>
                         <td data-label="Credit" class="num">{formatCredit(r.credit_used)}</td>
+                        <td data-label="Duration / first byte" class="num nowrap">{r.duration_ms === null ? '–' : `${formatInt(r.duration_ms)} ms`} / {r.first_byte_ms === null ? '–' : `${formatInt(r.first_byte_ms)} ms`}</td>
                         <td data-label="Status"><span class="badge" classList={{ 'badge-on': r.status === 'ok', 'badge-warn': r.status !== 'ok' }}>{r.status}</span></td>
                       </tr>
                     )}

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/log';
+import { needs, testRedisUrl } from '../../testing/requirements';
 import { connectRedis, describeRedisUrl, type RedisLink } from './link';
 
-const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+const REDIS = testRedisUrl();
 const lines: string[] = [];
 const log = createLogger((l) => lines.push(l), 'debug');
 let links: RedisLink[] = [];
@@ -19,7 +20,7 @@ const open = (prefix: string) => {
 };
 
 describe('RedisLink', () => {
-  it('reports ready and carries pub/sub between two links under one prefix', async () => {
+  it('reports ready and carries pub/sub between two links under one prefix', needs('redis'), async () => {
     const prefix = `test:link:${process.pid}:${Date.now()}:`;
     const a = open(prefix);
     const b = open(prefix);

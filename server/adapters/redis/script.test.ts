@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import { needs, testRedisUrl } from '../../testing/requirements';
 import { Script } from './script';
 
-const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+const REDIS = testRedisUrl();
 const client = new Redis(REDIS, { lazyConnect: true, maxRetriesPerRequest: 1 });
 const key = `test:script:${randomUUID()}`;
 afterAll(async () => {
@@ -11,7 +12,7 @@ afterAll(async () => {
   client.disconnect();
 });
 
-describe('Script', () => {
+describe('Script', needs('redis'), () => {
   it('keeps the call order on a script this Redis has never seen: a command sent after it sees its write', async () => {
     await client.connect();
     // A fresh source (hence SHA) Redis cannot have cached, without flushing the scripts of others.

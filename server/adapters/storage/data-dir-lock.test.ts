@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,8 +15,13 @@ const fresh = () => {
 const logs: string[] = [];
 const log = createLogger((l) => logs.push(l), 'debug');
 const plant = (dir: string, holder: unknown) => {
-  mkdirSync(path.join(dir, 'switchyard.lock'), { recursive: true });
-  writeFileSync(path.join(dir, 'switchyard.lock', 'holder.json'), JSON.stringify(holder));
+  const lock = path.join(dir, 'switchyard.lock');
+  mkdirSync(lock, { recursive: true });
+  writeFileSync(path.join(lock, 'holder.json'), JSON.stringify(holder));
+  // Fresh by this process's clock, as a live holder's refresh leaves it: the folder's own mtime
+  // comes from the kernel's clock, which need not be the one the lock's age is read against.
+  const now = new Date();
+  utimesSync(lock, now, now);
 };
 
 afterEach(() => {

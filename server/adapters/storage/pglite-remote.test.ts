@@ -15,6 +15,7 @@ describe('RemotePglite (the embedded database on its own thread)', () => {
   it('answers queries in both row modes, keeping the raw text of the types asked for', async () => {
     await db.query('insert into t values ($1, $2)', [1, 'one']);
     expect((await db.query('select id, note from t', [], { rowMode: 'array' })).rows).toEqual([[1, 'one']]);
+    // fixed-date: a literal parsed by the database, never compared with its clock.
     const ts = await db.query(`select timestamptz '2026-01-02 03:04:05+00' as at`, [], { rowMode: 'object', parsers: { 1184: (v: string) => v } });
     expect(typeof (ts.rows[0] as { at: unknown }).at).toBe('string');
   });

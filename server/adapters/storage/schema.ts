@@ -150,6 +150,9 @@ export const usageRecords = pgTable('usage_records', {
   status: text('status').notNull().default('ok'),
   /** The proxied request this record bills (the x-request-id the client was answered with). */
   requestId: text('request_id'),
+  /** Milliseconds from the call's arrival to its end, and until the answer's head went out (null: recorded before they were kept). */
+  durationMs: integer('duration_ms'),
+  firstByteMs: integer('first_byte_ms'),
   createdAt: createdAt(),
 }, (t) => [
   index('usage_records_time_brin').using('brin', t.createdAt),
@@ -239,3 +242,15 @@ export const creditGrants = pgTable('credit_grants', {
   index('credit_grants_account_expiry_idx').on(t.accountId, t.expiresAt),
   check('credit_grants_balance_non_negative', sql`${t.balance} >= 0`),
 ]);
+
+/**
+ * Which provider key created a stored Responses API response, so a call continuing it
+ * (`previous_response_id`) goes to that key on any instance; without REDIS_URL this table is
+ * where the instances share it. Rows expire (`expires_at`) and are purged as new ones come.
+ */
+export const responseKeys = pgTable('response_keys', {
+  ownerId: integer('owner_id').notNull(),
+  responseId: text('response_id').notNull(),
+  keyId: integer('key_id').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+}, (t) => [primaryKey({ columns: [t.ownerId, t.responseId] }), index('response_keys_expiry_idx').on(t.expiresAt)]);

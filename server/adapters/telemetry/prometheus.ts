@@ -73,6 +73,8 @@ export class PrometheusMetrics implements ProxyMetrics {
   private readonly upstream: SeriesHistogram;
   private readonly tokens: SeriesCounter;
   private readonly credit: SeriesCounter;
+  private readonly unitsTotal: SeriesCounter;
+  private readonly unitSeries = new Map<string, CounterSeries>();
   private readonly routes = new Map<string, RouteSeries>();
   private readonly models: BoundedLabel<string, ModelSeries>;
   private readonly modelLabels: BoundedLabel<string, string>;
@@ -91,6 +93,7 @@ export class PrometheusMetrics implements ProxyMetrics {
     this.upstream = new SeriesHistogram(r, 'switchyard_upstream_request_duration_seconds', 'Upstream attempts, from sending the request to the end of the answer, by provider and outcome', REQUEST_BUCKETS);
     this.tokens = new SeriesCounter(r, 'switchyard_tokens_total', 'Billed tokens by type (input, output, reasoning, cached) and model');
     this.credit = new SeriesCounter(r, 'switchyard_credit_used_total', 'Credit charged for proxied calls, by model');
+    this.unitsTotal = new SeriesCounter(r, 'switchyard_proxy_units_total', 'Units billed by the routes not billed by tokens alone: images, audio_seconds, characters, calls (moderations, audio calls, rerank search units), by model');
     this.modelLabels = new BoundedLabel(opts.maxModels ?? 200, (l) => l, (m) => m || 'none');
     this.levelLabels = new BoundedLabel(opts.maxLevels ?? 64, (l) => l, (n) => (n < 0 ? 'none' : String(n)));
     this.models = new BoundedLabel(opts.maxModels ?? 200, (model) => ({
@@ -139,6 +142,21 @@ export class PrometheusMetrics implements ProxyMetrics {
     m.reasoning.value += u.reasoning;
     m.cached.value += u.cached;
     m.credit.value += c.credit;
+    const units = c.units;
+    if (units) {
+      this.addUnits('calls', modelLabel, units.calls);
+      this.addUnits('images', modelLabel, units.images);
+      this.addUnits('audio_seconds', modelLabel, units.audioSeconds);
+      this.addUnits('characters', modelLabel, units.characters);
+    }
+  }
+
+  private addUnits(unit: string, model: string, n: number): void {
+    if (n <= 0) return;
+    const id = `${unit}\n${model}`;
+    let series = this.unitSeries.get(id);
+    if (!series) this.unitSeries.set(id, (series = this.unitsTotal.bind({ unit, model })));
+    series.value += n;
   }
 
   attemptEnded(provider: string, outcome: AttemptOutcome, seconds: number): void {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { requestWhole } from './whole';
 import { type ResponseController } from './types';
 import { client, closeUpstreams, echo, failure, post, upstream } from './test-support';
+import { needs } from '../../testing/requirements';
 
 afterEach(closeUpstreams);
 
@@ -110,7 +111,7 @@ describe('UpstreamClient', () => {
   });
 });
 
-describe('UpstreamClient over TLS', () => {
+describe('UpstreamClient over TLS', needs('openssl'), () => {
   let dir: string;
   let cert: Buffer;
   let key: Buffer;

@@ -94,6 +94,19 @@ export class UpstreamCall implements ResponseController, ResponseEvents {
 
 type Phase = 'connect' | 'head' | 'body' | 'idle';
 
+/** Settles when the socket drained its write buffer, or closed. */
+function drained(s: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      s.off('drain', done);
+      s.off('close', done);
+      resolve();
+    };
+    s.once('drain', done);
+    s.once('close', done);
+  });
+}
+
 const socketError = (err: NodeJS.ErrnoException) => new UpstreamHttpError('UPSTREAM_SOCKET', err.code ? `${err.code}: ${err.message}` : err.message);
 
 /**
@@ -205,6 +218,44 @@ export class UpstreamConnection {
       for (const b of bytes) s.write(b);
       s.uncork();
     }
+    if (call.req.bodyStream) {
+      this.sending = true;
+      this.pump(call, call.req.bodyStream).then(
+        () => {
+          this.sending = false;
+          // The answer came before the body was all sent: the connection is mid-request.
+          if (call.over && this.call !== call) this.destroy();
+        },
+        (err: Error) => {
+          this.sending = false;
+          if (this.call === call) this.fail(new UpstreamHttpError('UPSTREAM_CLOSED', `the request body could not be read: ${err.message}`));
+          else this.destroy();
+        });
+    }
+  }
+
+  /** True while a streamed body is still being written: the connection cannot be kept before it ends. */
+  private sending = false;
+
+  /** Writes a streamed body in chunked framing, waiting for the socket to drain between pieces. */
+  private async pump(call: UpstreamCall, source: AsyncIterable<Buffer>): Promise<void> {
+    const s = this.socket;
+    for await (const piece of source) {
+      if (this.closed || call.over) return;
+      if (piece.length === 0) continue;
+      s.cork();
+      s.write(`${piece.length.toString(16)}\r\n`);
+      s.write(piece);
+      const more = s.write('\r\n');
+      s.uncork();
+      if (!more) await drained(s);
+    }
+    if (!this.closed && !call.over) {
+      s.write('0\r\n\r\n');
+      // The whole request is out: from now on the upstream's silence, and its first-byte deadline, are its own.
+      this.sentAt = Date.now();
+      if (this.phase === 'head') s.setTimeout(call.req.headersTimeout);
+    }
   }
 
   private onData(buf: Buffer): void {
@@ -223,7 +274,7 @@ export class UpstreamConnection {
       return this.fail(err instanceof ResponseParseError ? new UpstreamHttpError('UPSTREAM_PROTOCOL', err.message) : (err as Error));
     }
     if (this.call === null && !this.closed) {
-      if (call.parser.keepAlive) this.keep(call.parser.keepAliveHintMs);
+      if (call.parser.keepAlive && !this.sending) this.keep(call.parser.keepAliveHintMs);
       else this.destroy();
     }
   }

@@ -23,7 +23,8 @@ export function requestBytes(r: UpstreamRequest, hostHeader: string): Buffer[] {
   if (BAD_PATH.test(r.path) || r.path[0] !== '/') throw invalid(`invalid request path ${JSON.stringify(r.path.slice(0, 80))}`);
   const bodyLength = r.body ? r.body.length : 0;
   let head = `${r.method} ${r.path} HTTP/1.1\r\nhost: ${hostHeader}\r\naccept-encoding: identity\r\n`;
-  if (r.body || r.method === 'POST') head += `content-length: ${bodyLength}\r\n`;
+  if (r.bodyStream) head += 'transfer-encoding: chunked\r\n';
+  else if (r.body || r.method === 'POST') head += `content-length: ${bodyLength}\r\n`;
   if (r.contentType !== undefined) {
     if (BAD_VALUE.test(r.contentType)) throw invalid('invalid characters in the content type');
     head += `content-type: ${r.contentType}\r\n`;
@@ -38,7 +39,7 @@ export function requestBytes(r: UpstreamRequest, hostHeader: string): Buffer[] {
   }
   head += '\r\n';
   const headLength = head.length;
-  if (!r.body || bodyLength === 0) return [Buffer.from(head, 'latin1')];
+  if (r.bodyStream || !r.body || bodyLength === 0) return [Buffer.from(head, 'latin1')];
   if (bodyLength > ONE_BUFFER_MAX) return [Buffer.from(head, 'latin1'), r.body];
   const out = Buffer.allocUnsafe(headLength + bodyLength);
   out.write(head, 0, 'latin1');

@@ -13,6 +13,12 @@ export interface UpstreamRequest {
   /** Sent as Content-Type with the body. */
   contentType?: string;
   body: Buffer | null;
+  /**
+   * A body sent as it is produced, with chunked framing (an upload streamed on): each piece is
+   * written once the socket drained the one before. `body` is ignored with it; the response
+   * may begin before the last piece (an early refusal), and the connection is then not kept.
+   */
+  bodyStream?: AsyncIterable<Buffer>;
   /** Longest wait, once the request is sent, for the response head; 0: none. */
   headersTimeout: number;
   /** Longest silence between two pieces of the body; 0: none. */

@@ -49,6 +49,23 @@ describe('POST /x-users', () => {
     expect(gw.logs.join('\n')).not.toContain(u.SecretKey);
   });
 
+  it('raises a CreditGranted below UserMinBalance to it and says so; a parent short of it is refused, never granted less', async () => {
+    const r = await gw.root.post('/x-users', { ...fresh(), CreditGranted: 0.5 });
+    expect(r.status).toBe(201);
+    expect(r.body.Transfer).toMatchObject({ Kind: 'grant', Credited: 2, Requested: 0.5 });
+    expect(r.body.User.Balance).toBe(2);
+    expect(JSON.parse((await lastLog(gw)).details)).toMatchObject({ credit_granted: 2, credit_requested: 0.5 });
+    const exact = await gw.root.post('/x-users', { ...fresh(), CreditGranted: 3 });
+    expect(exact.body.Transfer.Requested).toBeUndefined();
+    // A funded parent pays the minimum it was raised to.
+    const parent = await make(gw, gw.root, { CreditGranted: 30 });
+    const child = await parent.client.post('/x-users', { ...fresh(), CreditGranted: 0 });
+    expect(child.body.Transfer).toMatchObject({ FromID: parent.id, Debited: 2, Credited: 2, Requested: 0 });
+    expect((await gw.root.get(`/x-users/${parent.id}`)).body[0].Balance).toBeCloseTo(28, 9);
+    const short = expectEnvelope(await parent.client.post('/x-users', { ...fresh(), CreditGranted: 50 }), 402);
+    expect(short).toMatchObject({ code: 'insufficient_balance', message: expect.stringContaining('you have 28') });
+  });
+
   it('takes Days as the validity of the first card', async () => {
     const r = await gw.root.post('/x-users', { ...fresh(), CreditGranted: 3, Days: 30 });
     const card = r.body.User.CreditBalance[0];
@@ -120,7 +137,6 @@ describe('POST /x-users', () => {
       [{ ...ok(), CreditGranted: '5' }, /CreditGranted/],
       [{ ...ok(), CreditGranted: -1 }, /CreditGranted/],
       [{ ...ok(), CreditGranted: 1e10 }, /CreditGranted/],
-      [{ ...ok(), CreditGranted: 1.99 }, /CreditGranted: a new account needs at least 2/],
       [{ ...ok(), Days: 0 }, /Days/],
       [{ ...ok(), Days: 1.5 }, /Days/],
       [{ ...ok(), Days: 4000 }, /Days/],

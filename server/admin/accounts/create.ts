@@ -26,11 +26,11 @@ export async function createAccount(d: AccountDeps, actor: Actor, input: Account
   }
   const name = input.Name;
   const email = input.Email.toLowerCase();
-  const amount = roundCredit(input.CreditGranted);
-  // An Owner brings its own provider keys and is never charged, so it needs no minimum.
-  if (role === 'user' && amount < d.userMinBalance) {
-    throw badRequest(`CreditGranted: a new account needs at least ${d.userMinBalance} (UserMinBalance)`, 'credit_below_minimum');
-  }
+  const requested = roundCredit(input.CreditGranted);
+  // A user account below UserMinBalance could not make one call: it is raised to the minimum (the
+  // spec's "adjusted by backend minimum rules"); an Owner is never charged and needs none. A
+  // parent short of the amount is refused, never granted less than asked (decisions.md).
+  const amount = role === 'user' && requested < d.userMinBalance ? roundCredit(d.userMinBalance) : requested;
   // A new account joins the caller's tenant; a new Owner starts a tenant of its own, empty so far.
   if (role === 'user') await assertAvailable(d.db, caller.ownerId, { name, email });
 
@@ -63,10 +63,11 @@ export async function createAccount(d: AccountDeps, actor: Actor, input: Account
     }).returning();
     await tx.insert(accountKeys).values({ accountId: id, keyHash: hashKey(key), hint: hint(key) });
     const transfer = amount > 0 ? await grant(tx, d, parent, row, amount, input.Days ?? DEFAULT_CREDIT_DAYS) : null;
+    if (transfer && amount !== requested) transfer.Requested = requested;
     await recordOperation(tx, actor, {
       action: 'add_user',
       targetId: id,
-      details: { name, email, dna: row.dna, role, credit_granted: amount, days: input.Days ?? DEFAULT_CREDIT_DAYS, parent_debited: transfer?.Debited ?? 0 },
+      details: { name, email, dna: row.dna, role, credit_granted: amount, ...(amount !== requested ? { credit_requested: requested } : {}), days: input.Days ?? DEFAULT_CREDIT_DAYS, parent_debited: transfer?.Debited ?? 0 },
     });
     await d.changes.announce(tx, [{ k: 'credit', id: caller.id }]);
     return { row, transfer };

@@ -89,6 +89,7 @@ describe('GET /dashboard/bill', () => {
     expect((await bill(idle.key, '/dashboard/bill?days=30')).total_requests).toBe(0);
   });
 
+  // fixed-date: dates that are no calendar day or lie outside 1970–9999, refused before any clock is read.
   it('answers bad dates and ranges with a 400 envelope', async () => {
     const bad = [
       'date=2025-02-30', 'date=2025-2-1', 'date=yesterday', 'date=', 'd=20250101', `date=${day(1)}&d=${day(1)}`, `date=${day(1)}&days=2`,
@@ -158,6 +159,7 @@ describe('GET /x-bill', () => {
     const a = gw.as(ownerA.key);
     for (const q of [`user=${v.id}`, `user=${ownerB.name}`, `user=${ownerB.dna}`, 'user=1', 'user=.1.']) expect(expectEnvelope(await a.get(`/x-bill?${q}`), 404).code, q).toBe('not_found');
     for (const q of ['user=99999999', 'user=99999999999999', 'user=no-such-account', 'user=ghost@example.test', `user=${ownerA.dna}999999.`]) expectEnvelope(await a.get(`/x-bill?${q}`), 404);
+    // fixed-date: month 13 is no date at all.
     const bad = [
       `user=${ownerA.id}`, `user=${ownerA.name}`, `user=${u1.id}&u=${u1.id}`, 'user=.1.x.', 'user=.', 'user=R7', 'user=', 'u=%20',
       `user=${'x'.repeat(321)}`, 'date=2025-13-01', 'days=400', `start=${day(1)}&end=${day(5)}`, 'x=1', `user=${u1.id}&user=${u2.id}`,
@@ -167,6 +169,7 @@ describe('GET /x-bill', () => {
   });
 });
 
+// fixed-date: resolvePeriod is given its `now`; a leap day and a month's end on purpose.
 describe('resolvePeriod', () => {
   it('counts UTC days across month and leap-year boundaries', () => {
     const now = new Date('2024-03-01T23:59:59Z');
@@ -178,6 +181,7 @@ describe('resolvePeriod', () => {
   });
 });
 
+// fixed-date: pure functions at the calendar's ends (1970-01-01, 9999-12-31) and across a leap day; no clock.
 describe('eachDay', () => {
   it('counts the days instead of comparing them, so the last day of the calendar ends the list', () => {
     expect(eachDay({ start: '9999-12-31', end: '9999-12-31' })).toEqual(['9999-12-31']);

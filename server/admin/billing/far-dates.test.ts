@@ -31,6 +31,7 @@ async function stillAlive() {
 
 const days = (b: any): string[] => b.daily_costs.map((d: any) => d.date);
 
+// fixed-date: the calendar's last day, which no clock reaches.
 describe('bill periods at the end of the calendar (9999-12-31)', () => {
   it('answers the last day alone, on both bill routes', async () => {
     for (const path of ['/dashboard/bill?date=9999-12-31', '/dashboard/bill?d=9999-12-31', '/x-bill?start=9999-12-31&end=9999-12-31', '/x-bill?date=9999-12-31']) {
@@ -67,6 +68,7 @@ describe('bill periods at the end of the calendar (9999-12-31)', () => {
   }, 30_000);
 });
 
+// fixed-date: the calendar's first day and the days before it, which no clock goes back to.
 describe('bill periods before the first day the API accepts (1970-01-01)', () => {
   it('answers 400 naming the parameter', async () => {
     for (const [query, name] of [['date=1969-12-31', 'date'], ['d=0000-01-01', 'd'], ['start=1969-12-31&end=1970-01-05', 'start'], ['s=0001-01-01&e=0001-01-02', 's'], ['start=1970-01-01&end_date=1969-12-31', 'end_date']] as const) {

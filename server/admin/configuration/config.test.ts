@@ -16,7 +16,7 @@ describe('/x-config', () => {
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
     expect(r.body.oid).toBe(1);
-    expect(Object.keys(r.body.configs).sort()).toEqual(['EMAIL_AUTH', 'EMAIL_PORT', 'EMAIL_SMTP', 'LEVEL_MAPPER', 'MODEL_FAILOVER', 'MODEL_LIMITS', 'MODEL_MAPPER', 'PRICING', 'RESOURCES', 'SWITCH_OVER', 'UNPRICED_MODEL_POLICY', 'XAI_MAIL']);
+    expect(Object.keys(r.body.configs).sort()).toEqual(['DEFAULT_OUTPUT_LIMIT', 'EMAIL_AUTH', 'EMAIL_PORT', 'EMAIL_SMTP', 'LEVEL_MAPPER', 'MODEL_FAILOVER', 'MODEL_LIMITS', 'MODEL_MAPPER', 'PRICING', 'RESOURCES', 'SWITCH_OVER', 'UNPRICED_MODEL_POLICY', 'XAI_MAIL']);
     expect(Object.values(r.body.configs).every((v) => v === '')).toBe(true);
   });
 
@@ -133,7 +133,7 @@ describe('/x-conf', () => {
     expect(v).toMatchObject({
       Resources: ['/v1/chat/completions', '/v1/messages'], LevelMapper: { 'gpt-*': 1 }, ModelMapper: { 'gpt-3.5*': 'gpt-4o-mini' },
       ModelFailover: { 'gpt-4o': ['gpt-4o-mini'] }, ModelLimits: { 'gpt-4o': { rpm: 30, tpm: 90000 } },
-      SleepingKeys: [], DisabledKeys: [], UserMinBalance: 2, UserApiBalance: 20,
+      SleepingKeys: [], DisabledKeys: [], DefaultOutputLimit: 131_072, UserMinBalance: 2, UserApiBalance: 20,
     });
     expect((await gw.root.get('/x-config')).body.configs.MODEL_LIMITS).toBe('{"gpt-4o":{"rpm":30,"tpm":90000}}');
   });

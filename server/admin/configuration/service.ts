@@ -17,6 +17,7 @@ import { applyModelLimitsChange, type ModelLimitMap } from '../../domain/mapping
 import { asBadRequest, validateConfigValue } from './validate';
 import { formatUnpricedPolicy, parseUnpricedPolicy } from '../../domain/pricing/unpriced-policy';
 import { resolvePrice } from '../../domain/pricing/cost';
+import { DEFAULT_OUTPUT_LIMIT, parseOutputLimit } from '../../domain/pricing/estimate';
 import type { OwnerConfigStore, OwnerRouting } from '../../state/owner-config/store';
 import type { AlertMail } from '../../state/alerts/alert-mail';
 import { MailError } from '../../adapters/mail/mailer';
@@ -87,6 +88,7 @@ export class OwnerConfig implements OwnerConfigService {
         : { Policy: 'refuse', InputText: null, OutputText: null },
       UnpricedModels: await this.unpricedModels(caller.ownerId, r.pricing),
       KeyHealth: this.keyHealth(caller.ownerId, keys, now),
+      DefaultOutputLimit: r.defaultOutputLimit,
       UserMinBalance: this.d.settings.userMinBalance,
       UserApiBalance: this.d.settings.userApiBalance,
     };
@@ -138,6 +140,10 @@ export class OwnerConfig implements OwnerConfigService {
     const unpriced = input.UnpricedModelPolicy !== undefined ? asBadRequest(() => parseUnpricedPolicy(input.UnpricedModelPolicy!, 'UnpricedModelPolicy')) : undefined;
     // Refuse is the default: stored only when it differs.
     if (unpriced) changes.UNPRICED_MODEL_POLICY = unpriced.kind === 'refuse' ? null : formatUnpricedPolicy(unpriced);
+    if (input.DefaultOutputLimit !== undefined) {
+      const limit = asBadRequest(() => parseOutputLimit(input.DefaultOutputLimit!, 'DefaultOutputLimit'));
+      changes.DEFAULT_OUTPUT_LIMIT = limit === DEFAULT_OUTPUT_LIMIT ? null : String(limit);
+    }
     if (modelMapper) changes.MODEL_MAPPER = str(formatEntries(modelMapper));
     if (levelMapper) changes.LEVEL_MAPPER = str(formatEntries(levelMapper));
     if (input.ModelFailover !== undefined) changes.MODEL_FAILOVER = str(input.ModelFailover);

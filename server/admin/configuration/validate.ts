@@ -5,6 +5,7 @@ import { parseResourcePaths } from '../../domain/access/allow-lists';
 import { parseModelLimitsJson } from '../../domain/mapping/model-limits';
 import { parsePricing } from '../../domain/pricing/overrides';
 import { parseUnpricedPolicy } from '../../domain/pricing/unpriced-policy';
+import { parseOutputLimit } from '../../domain/pricing/estimate';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const HOST = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -18,6 +19,7 @@ const validators: Record<ConfigKey, (v: string) => void> = {
   MODEL_LIMITS: (v) => parseModelLimitsJson(v),
   PRICING: (v) => parsePricing(v),
   UNPRICED_MODEL_POLICY: (v) => parseUnpricedPolicy(v),
+  DEFAULT_OUTPUT_LIMIT: (v) => parseOutputLimit(v),
   XAI_MAIL: (v) => { if (!EMAIL.test(v)) throw new MapperError('XAI_MAIL: must be an email address'); },
   EMAIL_AUTH: (v) => { if (!EMAIL.test(v)) throw new MapperError('EMAIL_AUTH: must be an email address'); },
   EMAIL_SMTP: (v) => { if (!HOST.test(v)) throw new MapperError('EMAIL_SMTP: must be a host name or address'); },

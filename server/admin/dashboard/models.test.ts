@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../testing/gateway';
 import { expectEnvelope } from '../../testing/http';
 import { createAccount, rootAccount, type TestAccount } from '../../testing/accounts';
-import { DEFAULT_CHAT_PRICES } from '../../domain/pricing/default-prices';
+import { cataloguedModelNames } from '../../domain/pricing/catalogue';
 
 let gw: TestGateway;
 let ownerB: TestAccount;
@@ -22,12 +22,13 @@ afterAll(async () => { await gw?.close(); });
 const ids = (r: { body: { data: { id: string }[] } }) => r.body.data.map((m) => m.id);
 
 describe('GET /dashboard/models, /v1/models, /models', () => {
-  it('lists the default price table, PRICING models and the exact names of the Owner\'s mappers', async () => {
+  it('lists the catalogue\'s models, PRICING models and the exact names of the Owner\'s mappers', async () => {
     const r = await gw.root.get('/dashboard/models');
     expect(r.status).toBe(200);
     expect(r.body.object).toBe('list');
     const list = ids(r);
-    for (const m of Object.keys(DEFAULT_CHAT_PRICES)) expect(list).toContain(m);
+    for (const m of cataloguedModelNames()) expect(list).toContain(m);
+    for (const m of ['gpt-4o-mini', 'claude-sonnet-4-5', 'deepseek-chat', 'llama-3.3-70b-versatile', 'text-embedding-004']) expect(list).toContain(m);
     for (const m of ['acme-large', 'acme-search', 'fast', 'house', 'house-model', 'lvl-model']) expect(list).toContain(m);
     expect(list.some((m) => m.includes('*'))).toBe(false);
     expect(list).toEqual([...list].sort());
@@ -57,7 +58,9 @@ describe('GET /dashboard/models, /v1/models, /models', () => {
   it('narrows the list by the caller\'s AllowModels and adds its own ModelMapper names', async () => {
     const root = rootAccount(gw);
     const only4o = await createAccount(gw, root, { AllowModels: 'gpt-4o*' });
-    expect(ids(await gw.as(only4o.key).get('/v1/models'))).toEqual(['gpt-4o', 'gpt-4o-mini']);
+    const fourO = ids(await gw.as(only4o.key).get('/v1/models'));
+    expect(fourO).toEqual(expect.arrayContaining(['gpt-4o', 'gpt-4o-mini']));
+    expect(fourO.every((m) => m.startsWith('gpt-4o'))).toBe(true);
     const none = await createAccount(gw, root, { AllowModels: '-*' });
     expect((await gw.as(none.key).get('/models')).body).toEqual({ object: 'list', data: [] });
     const claudeAndO3 = await createAccount(gw, root, { AllowModels: 'claude-*, o3' });

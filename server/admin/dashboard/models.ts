@@ -1,6 +1,7 @@
 import type { ModelList } from '../../../contract/dashboard/schemas';
 import type { OwnerRouting } from '../../state/owner-config/store';
-import { DEFAULT_CHAT_PRICES } from '../../domain/pricing/default-prices';
+import { cataloguedModelNames } from '../../domain/pricing/catalogue';
+import { UNCATALOGUED_PRICES } from '../../domain/pricing/default-prices';
 import { parseModelMapper, type PatternEntry } from '../../domain/mapping/mappers';
 import { parseAllowModels } from '../../domain/access/allow-lists';
 import { familyOfModel } from '../../domain/providers/families';
@@ -9,7 +10,8 @@ const familyOf = (model: string) => familyOfModel(model)?.name;
 const exact = (p: string) => !p.includes('*');
 
 /**
- * The models a caller may name: the default price table, the Owner's PRICING overrides, and
+ * The models a caller may name: those the catalogue prices by their makers' names (and the few
+ * priced beside it), the Owner's PRICING overrides, and
  * the exact (wildcard-free) names of the Owner's MODEL_MAPPER (both sides), LEVEL_MAPPER and
  * the account's own ModelMapper; then narrowed by the account's AllowModels, read exactly as the
  * proxy reads it. `owned_by` is the provider family, or the family of the model an alias maps
@@ -19,7 +21,7 @@ export function visibleModels(routing: OwnerRouting, account: { modelMapper: str
   let own: PatternEntry<string>[] = [];
   try { own = parseModelMapper(account.modelMapper); } catch { /* validated on write; a bad legacy value adds nothing */ }
   const target = new Map<string, string>();
-  const names = new Set<string>(Object.keys(DEFAULT_CHAT_PRICES));
+  const names = new Set<string>([...cataloguedModelNames(), ...Object.keys(UNCATALOGUED_PRICES)]);
   for (const section of Object.values(routing.pricing)) for (const model of Object.keys(section ?? {})) names.add(model);
   for (const e of [...routing.modelMapperEntries, ...own]) {
     names.add(e.value);

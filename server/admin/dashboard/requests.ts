@@ -1,9 +1,10 @@
-import { and, desc, eq, gte, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, lt, sql } from 'drizzle-orm';
 import type { Caller } from '../../../contract/services';
 import { inInstantRange, type RequestPage, type RequestQuery } from '../../../contract/dashboard/schemas';
 import { badRequest } from '../../../contract/errors';
 import type { Db } from '../../adapters/storage/database';
-import { usageRecords } from '../../adapters/storage/schema';
+import { accounts, usageRecords } from '../../adapters/storage/schema';
+import { inSubtree } from '../billing/subtree';
 import { textProblem } from '../../core/http/storable-text';
 import { findAccount, parseSingleIdentifier } from '../accounts/identifiers';
 import { asUserParam } from '../billing/user-filter';
@@ -25,17 +26,22 @@ function decodeCursor(raw: string): [string, string] {
 }
 
 /**
- * A page of one account's usage records, newest first, through usage_records' (account, time)
- * index in each day partition: the first page reads `limit` rows from the newest partitions.
+ * A page of one account's usage records (or, with `scope: tree`, its whole subtree's), newest
+ * first, through usage_records' (account, time) index in each day partition: the first page
+ * reads `limit` rows from the newest partitions.
  */
 export async function readRequests(db: Db, caller: Caller, q: RequestQuery): Promise<RequestPage> {
-  const accountId = q.user === undefined
-    ? caller.id
-    : (await findAccount(db, caller, asUserParam(() => parseSingleIdentifier(q.user!, 'user')), { param: 'user' })).id;
+  const account = q.user === undefined
+    ? { id: caller.id, dna: caller.dna }
+    : await findAccount(db, caller, asUserParam(() => parseSingleIdentifier(q.user!, 'user')), { param: 'user' });
+  // The whole tree: the accounts at or below it (DNA range, through the accounts' DNA index).
+  const whose = q.scope === 'tree'
+    ? inArray(usageRecords.accountId, db.select({ id: accounts.id }).from(accounts).where(inSubtree(accounts.dna, account.dna)))
+    : eq(usageRecords.accountId, account.id);
   const limit = q.limit ?? REQUEST_PAGE_SIZE;
   const cursor = q.before === undefined ? undefined : decodeCursor(q.before);
   const rows = await db.select().from(usageRecords).where(and(
-    eq(usageRecords.accountId, accountId),
+    whose,
     q.since !== undefined ? gte(usageRecords.createdAt, new Date(q.since)) : undefined,
     q.until !== undefined ? lt(usageRecords.createdAt, new Date(q.until)) : undefined,
     q.model !== undefined ? eq(usageRecords.model, q.model) : undefined,
@@ -48,8 +54,9 @@ export async function readRequests(db: Db, caller: Caller, q: RequestQuery): Pro
   return {
     object: 'list',
     data: page.map((r) => ({
-      request_id: r.requestId, created_at: r.createdAt.toISOString(), model: r.model, endpoint: r.endpoint, level: r.level,
+      account_id: r.accountId, request_id: r.requestId, created_at: r.createdAt.toISOString(), model: r.model, endpoint: r.endpoint, level: r.level,
       prompt: r.prompt, completion: r.completion, reasoning: r.reasoning, cached: r.cached, credit_used: Number(r.creditUsed), status: r.status === 'abnormal' ? 'abnormal' : 'ok',
+      duration_ms: r.durationMs, first_byte_ms: r.firstByteMs,
     })),
     has_more: rows.length > limit,
     next: rows.length > limit && last ? encodeCursor(last.createdAt, last.requestId) : null,

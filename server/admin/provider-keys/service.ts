@@ -78,7 +78,7 @@ export class ProviderKeys implements ProviderKeyService {
         config,
         configSecretCipher: privateKey ? this.vault.encrypt(PURPOSE.providerSecret, privateKey) : null,
       }).returning();
-      if (config.provider_type === 'standard') added = await this.completeLevelMapper(tx, ownerId, host, level);
+      if (config.provider_type === 'standard' || config.provider_type === 'anthropic') added = await this.completeLevelMapper(tx, ownerId, host, level);
       await recordOperation(tx, actor, {
         action: 'add_key',
         targetId: ownerId,

@@ -3,9 +3,10 @@
  * tRPC handlers and the AI proxy all take their bodies through here.
  *
  * Nothing here rejects. A body is a promise that always settles — with the bytes, a refusal,
- * or `gone` when the client left before the body ended — so a handler that answers before it
- * reads the body (the proxy's 401) leaves no rejection unobserved, and whoever awaits a body
- * the client abandoned half-way still finishes.
+ * or `gone` when the client left before the body ended (or an answer that closes the
+ * connection took it over, see answerAfterBody) — so a handler that answers before it reads
+ * the body (the proxy's 401) leaves no rejection unobserved, and whoever awaits a body the
+ * client abandoned half-way still finishes.
  */
 import type { Exchange } from './exchange';
 import { unstorableField } from './storable-text';
@@ -57,20 +58,25 @@ export function startBody(ex: Exchange): Promise<RawBody> {
     if (len === undefined || len === '0') return NO_BODY;
     if (Number(len) > ex.maxBodyBytes) {
       // uWS still wants a sink for the bytes that may follow.
-      ex.res.onData(ignore);
+      ex.bodyDue = true;
+      ex.res.onData((_, isLast) => { if (isLast) ex.bodyDue = false; });
       return Promise.resolve(tooLarge(ex.maxBodyBytes));
     }
   }
+  ex.bodyDue = true;
   return new Promise((resolve) => {
     const max = ex.maxBodyBytes;
     let first: Buffer | undefined;
     let more: Buffer[] | undefined;
     let size = 0;
     let settled = false;
-    ex.onAbort(() => {
+    const gone = () => {
       if (!settled) { settled = true; resolve(GONE); }
-    });
+    };
+    ex.onAbort(gone);
+    ex.stopBody = gone;
     ex.res.onData((chunk, isLast) => {
+      if (isLast) ex.bodyDue = false;
       if (settled) return;
       size += chunk.byteLength;
       if (size > max) { settled = true; resolve(tooLarge(max)); return; }
@@ -87,6 +93,53 @@ export function startBody(ex: Exchange): Promise<RawBody> {
 }
 
 function ignore(): void {}
+
+/**
+ * How much more of a body is read and dropped, and for how long, before an answer that closes
+ * the connection goes out anyway (docs/decisions.md, "Runtime").
+ */
+export const LINGER_BYTES = 16 * 1024 * 1024;
+export const LINGER_MS = 5_000;
+
+/**
+ * Sends an answer given while the body is still arriving, on a connection that closes after
+ * it (the client's `Connection: close`, or the gateway's own close). Closing a socket with
+ * unread bytes makes the kernel reset the connection, and the reset overtakes the answer: a
+ * client still sending reads ECONNRESET instead of its 413 or 401. So the rest of the body is
+ * read and dropped first, up to LINGER_BYTES more and for up to LINGER_MS, and then the answer
+ * goes out and uWS closes a connection with nothing left unread. Past either bound, or at once
+ * for a declared length past LINGER_BYTES, the answer goes out all the same. A connection that
+ * stays open needs none of this: uWS reads the rest of the body after the answer, as it must
+ * to parse the next request.
+ */
+export function answerAfterBody(ex: Exchange, answer: () => void): void {
+  if (Number(ex.headers['content-length']) > LINGER_BYTES) {
+    answer();
+    return;
+  }
+  let dropped = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const go = () => {
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    timer = undefined;
+    if (!ex.aborted) answer();
+  };
+  timer = setTimeout(go, LINGER_MS);
+  timer.unref();
+  ex.onAbort(() => {
+    clearTimeout(timer);
+    timer = undefined;
+  });
+  ex.stopBody?.();
+  // Takes the body over from whichever intake read it; an upload may have paused the socket.
+  ex.res.onData((chunk, isLast) => {
+    dropped += chunk.byteLength;
+    if (isLast) ex.bodyDue = false;
+    if (isLast || dropped > LINGER_BYTES) go();
+  });
+  if (ex.upload) ex.res.resume();
+}
 
 /**
  * A request whose body cannot be framed is refused with 400 and a closed connection (RFC

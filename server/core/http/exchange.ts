@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponse } from './uws';
 import { errorType, defaultCode } from '../../../contract/errors';
-import { startBody, type RawBody } from './body-intake';
+import { answerAfterBody, startBody, type RawBody } from './body-intake';
+import { UploadBody } from './upload';
 
 const decoder = new TextDecoder();
 
@@ -37,6 +38,15 @@ export class Exchange {
    * that framed it by the other line would see a different request: smuggling).
    */
   readonly conflictingLength: boolean = false;
+  /** The client asked for the connection to close after the answer (`Connection: close`). */
+  readonly closeRequested: boolean = false;
+  /**
+   * More of the request body is still to come and will be read: set by the body intake while
+   * it reads one, cleared at its last byte (see answerAfterBody).
+   */
+  bodyDue = false;
+  /** Set by the body intake while it reads a body: settles that body as gone when an answer takes the connection over. */
+  stopBody: (() => void) | null = null;
   private remoteIp: string | undefined;
   aborted = false;
   finished = false;
@@ -44,13 +54,16 @@ export class Exchange {
   stamp: ResponseStamp | null = null;
   private abortListeners: (() => void)[] = [];
   private readonly bodyRead: Promise<RawBody>;
+  /** The body as a stream, on a route that takes uploads (see upload.ts); null elsewhere. */
+  readonly upload: UploadBody | null = null;
 
   /**
    * `headerNames` (lower case) limits the headers kept to those the route uses: a hot route
    * then skips copying every header a client SDK sends. A repeated header's values are joined
    * with `, ` (RFC 9110 §5.3). `errorBody` shapes the answers the intake gives by itself.
+   * With `uploadLimit` the body is not read whole but streamed (`upload`), up to that many bytes.
    */
-  constructor(readonly res: HttpResponse, req: HttpRequest, readonly maxBodyBytes: number, headerNames?: readonly string[], readonly errorBody: ErrorBody = envelopeBody) {
+  constructor(readonly res: HttpResponse, req: HttpRequest, readonly maxBodyBytes: number, headerNames?: readonly string[], readonly errorBody: ErrorBody = envelopeBody, uploadLimit?: number) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
@@ -58,6 +71,7 @@ export class Exchange {
     const h = this.headers;
     let length: string | undefined;
     let conflict = false;
+    let close = false;
     // Every line, even on the hot path: only forEach sees a second Content-Length.
     req.forEach((k, v) => {
       if (k === 'content-length') {
@@ -67,15 +81,20 @@ export class Exchange {
         h[k] = length;
         return;
       }
+      if (k === 'connection' && /(^|,)\s*close\s*(,|$)/i.test(v)) close = true;
       if (keep && !keep.has(k)) return;
       h[k] = h[k] === undefined ? v : `${h[k]}, ${v}`;
     });
     this.conflictingLength = conflict;
+    this.closeRequested = close;
     res.onAborted(() => {
       this.aborted = true;
       for (const l of this.abortListeners) l();
     });
-    this.bodyRead = startBody(this);
+    if (uploadLimit !== undefined && !conflict && (h['transfer-encoding'] === undefined || h['transfer-encoding'].trim().toLowerCase() === 'chunked')) {
+      this.upload = new UploadBody(res, h, uploadLimit, (l) => this.onAbort(l));
+      this.bodyRead = UPLOADED;
+    } else this.bodyRead = startBody(this);
   }
 
   onAbort(listener: () => void): void {
@@ -104,18 +123,21 @@ export class Exchange {
 
   /**
    * Writes a whole response in one corked batch; a no-op once the client went away. A HEAD
-   * request gets the head GET would (its content-length included) and no body.
+   * request gets the head GET would (its content-length included) and no body. An answer
+   * that closes the connection while the body is still arriving waits for it (answerAfterBody).
    */
   send(status: number, headers: Record<string, string>, body: string | Uint8Array, closeConnection = false): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
-    this.res.cork(() => {
+    const answer = () => this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
       this.stamp?.stampHead(status, this.res);
       for (const k in headers) this.res.writeHeader(k, headers[k]);
       if (this.method === 'HEAD') endHead(this.res, typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, closeConnection);
       else this.res.end(body, closeConnection);
     });
+    if ((closeConnection || this.closeRequested) && (this.upload ? !this.upload.ended : this.bodyDue)) answerAfterBody(this, answer);
+    else answer();
   }
 
   sendJson(status: number, body: unknown, headers: Record<string, string> = {}, closeConnection = false): void {
@@ -126,6 +148,9 @@ export class Exchange {
     this.sendJson(status, errorEnvelope(status, message, code), headers, closeConnection);
   }
 }
+
+/** An exchange whose body is an upload has none to read whole. */
+const UPLOADED: Promise<RawBody> = Promise.resolve({ ok: true, raw: Buffer.alloc(0) });
 
 const wantedSets = new WeakMap<readonly string[], ReadonlySet<string>>();
 /** The route's header names as a set, made once per list. */

@@ -85,6 +85,15 @@ export class StreamWriter {
  * JSON object. The proxy's routes use it: it is the gateway's ClientExchange.
  */
 export class StreamingExchange extends Exchange {
+  /**
+   * An answer given before an upload was wholly received (a refusal, a 413) closes the
+   * connection: the rest of the body is never read, and the connection could not carry
+   * another request after it.
+   */
+  override send(status: number, headers: Record<string, string>, body: string | Uint8Array, closeConnection = false): void {
+    super.send(status, headers, body, closeConnection || (this.upload !== null && !this.upload.ended));
+  }
+
   /** The body as a JSON object, or why not (see body-intake). */
   readJsonObject(opts: { required: boolean }): Promise<JsonBody> {
     return readJsonObject(this, opts);

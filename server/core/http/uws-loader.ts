@@ -39,6 +39,15 @@ export const shippedBinaries: Readonly<Record<string, Readonly<Record<number, st
   'win32-x64': { 115: null, 127: null, 137: null },
 };
 
+/**
+ * Node ABIs whose binary answers 505 to a request line that arrives in more than one read, cut
+ * anywhere from its fourth byte on (uWebSockets issue #1776, fixed upstream in v20.66: the
+ * Node 22 and 24 binaries have the fix, the Node 20 one predates it). No build on the registry
+ * whose Node 20 binary loads below glibc 2.38 has it (docs/decisions.md, "Runtime");
+ * uws-parser-limits.test.ts pins it, so a binary that changes it fails there.
+ */
+export const splitRequestLine505: ReadonlySet<number> = new Set([115]);
+
 /** Systems that first shipped a glibc, to turn a version into something a person can install. */
 const glibcSystems: Record<string, string> = {
   '2.27': 'Debian 10, Ubuntu 18.04',

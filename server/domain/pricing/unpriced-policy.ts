@@ -1,5 +1,5 @@
 import { MapperError } from '../mapping/mappers';
-import { priceFor, type ResolvedPrice } from './cost';
+import { flatPrice, priceFor, type ResolvedPrice } from './cost';
 import type { PricingOverrides } from './overrides';
 
 /**
@@ -37,16 +37,16 @@ const fallbackPrices = new WeakMap<UnpricedPolicy, ResolvedPrice>();
 
 /**
  * The price a model is reserved and billed at: its known price, else under `bill` the
- * fallback (cached input and cache writes at the input price, reasoning at the output
- * price); under `refuse` the unknown price (cost 0: the proxy refused such a call before it
- * reached a provider).
+ * fallback (cached input, cache writes, audio and image input at the input price; reasoning,
+ * audio and image output at the output price); under `refuse` the unknown price (cost 0: the
+ * proxy refused such a call before it reached a provider).
  */
 export function policyPrice(model: string, pricing: PricingOverrides, policy: UnpricedPolicy): ResolvedPrice {
   const p = priceFor(model, pricing);
   if (p.known || policy.kind !== 'bill') return p;
   let f = fallbackPrices.get(policy);
   if (!f) {
-    f = { InputText: policy.inputText, OutputText: policy.outputText, CachedText: policy.inputText, CacheWrite: policy.inputText, ReasonText: policy.outputText, Rates: 1, known: false };
+    f = flatPrice(policy.inputText, policy.outputText, false);
     fallbackPrices.set(policy, f);
   }
   return f;

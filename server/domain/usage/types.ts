@@ -28,6 +28,10 @@ export interface UsageEvent {
    * then makes one); a record is written once per batch ID, so retries never double it.
    */
   requestId?: string;
+  /** Milliseconds from the call's arrival to its end (the request log's duration). */
+  durationMs?: number;
+  /** Milliseconds from the call's arrival until its answer's head went out (time to first byte). */
+  firstByteMs?: number;
 }
 
 export interface UsageSink {

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryAdmissionStore } from './memory-store';
-import { describeAdmissionStore, FakeBases } from './store.contract';
+import { describeAdmissionStore, FakeBases, T0 } from './store.contract';
 import { counterKeys, type AdmissionRequest } from './store';
 
 describeAdmissionStore('memory', (env) => new MemoryAdmissionStore(env.loader, { refreshMs: env.refreshMs, onThreshold: env.onThreshold }));
 
-const T0 = Date.UTC(2026, 10, 23, 12);
 let serial = 0;
 const request = (fields: Partial<AdmissionRequest>): AdmissionRequest => ({
   id: `m-${++serial}`, ownerId: 1, credit: null, spend: [], rates: [], amount: 0, tokens: 0, now: T0, expiresAt: T0 + 600_000, ...fields,

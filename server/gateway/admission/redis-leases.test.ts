@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { FakeBases } from './store.contract';
+import { FakeBases, T0 } from './store.contract';
 import { counterKeys, type AdmissionRequest, type AdmissionVerdict, type CreditClaim, type RateClaim } from './store';
 import { RedisAdmissionStore } from './redis-store';
 import { redisTestLink } from './test-fixture';
+import { needs } from '../../testing/requirements';
 
 const { link, prefix, presence, stores, log } = redisTestLink('leases');
 
-const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 let ownerSerial = 700_000 + Math.floor(Math.random() * 90_000);
 
 async function storeOf(loader: FakeBases): Promise<RedisAdmissionStore> {
@@ -47,7 +47,7 @@ async function busy(store: RedisAdmissionStore, make: (now: number) => Admission
   return { admitted, local };
 }
 
-describe('RedisAdmissionStore leases', () => {
+describe('RedisAdmissionStore leases', needs('redis'), () => {
   it('a busy account is admitted without a round trip, and the shared counters end exact', async () => {
     const t = tenant(10_000);
     const store = await storeOf(t.loader);

@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { createLogger } from '../../core/log';
+import { needs } from '../../testing/requirements';
 import { connectRedis } from '../../adapters/redis/link';
 import { InstancePresence } from '../../adapters/redis/presence';
-import { describeAdmissionStore, FakeBases } from './store.contract';
+import { describeAdmissionStore, FakeBases, T0 } from './store.contract';
 import { counterKeys, periodOf, type AdmissionRequest } from './store';
 import { MemoryAdmissionStore } from './memory-store';
 import { RedisAdmissionStore } from './redis-store';
@@ -17,7 +18,7 @@ describeAdmissionStore('redis', async (env) => {
   stores.push(store);
   if (!(await store.whenReady(5000))) throw new Error('Redis store did not join shared state');
   return store;
-});
+}, undefined, needs('redis'));
 
 describe('RedisAdmissionStore across a Redis restart and an outage', () => {
   // A Redis of this test's own, so it can be stopped and started again without touching the shared one.
@@ -44,7 +45,7 @@ describe('RedisAdmissionStore across a Redis restart and an outage', () => {
   };
   afterAll(stopRedis);
 
-  it.runIf(spawnSync('redis-server', ['--version']).status === 0)('refuses money claims while away, serves the rest at limit ÷ live instances, and reloads every base from the database after a restart', async () => {
+  it('refuses money claims while away, serves the rest at limit ÷ live instances, and reloads every base from the database after a restart', needs('redis-server', { timeout: 30_000 }), async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     await startRedis(port);
     const lines: string[] = [];
@@ -97,10 +98,10 @@ describe('RedisAdmissionStore across a Redis restart and an outage', () => {
       await ownPresence.stop();
       await own.close();
     }
-  }, 30_000);
+  });
 });
 
-describe('RedisAdmissionStore across instances', () => {
+describe('RedisAdmissionStore across instances', needs('redis'), () => {
   it('an account changed through an instance that never served it is reloaded by the one that did', async () => {
     const loader = new FakeBases();
     loader.credits.set(3, 5);
@@ -123,9 +124,7 @@ describe('RedisAdmissionStore across instances', () => {
   });
 });
 
-describe('RedisAdmissionStore batches (one script per tenant and event-loop turn)', () => {
-  const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
-
+describe('RedisAdmissionStore batches (one script per tenant and event-loop turn)', needs('redis'), () => {
   it('decides turns of mixed admissions, settles and releases exactly as the in-process store does', async () => {
     const ownerId = 800_000 + Math.floor(Math.random() * 90_000);
     const memBases = new FakeBases();

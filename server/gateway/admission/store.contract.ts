@@ -8,7 +8,7 @@
  * tests; `teardown` runs after the suite. Verdicts are always awaited: a shared store may
  * answer every admission with a promise.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, type TestOptions } from 'vitest';
 import {
   counterKeys, periodOf, type AdmissionRequest, type AdmissionStore, type BaseLoader, type CreditClaim, type RateClaim,
   type SpendClaim, type ThresholdCrossing,
@@ -51,8 +51,14 @@ export type MakeStore = (env: ContractEnv) => AdmissionStore | Promise<Admission
 
 let ownerSerial = Math.floor(Math.random() * 1_000_000) * 100;
 
-const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+/**
+ * The requests' time: noon (UTC) of the day the tests run. It must be today's: the Redis store
+ * expires a period's counter a day after the period ends, by Redis' own clock. Noon keeps every
+ * T0 ± 12 h of a test inside one UTC day and month, whatever the hour of the run.
+ */
+export const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 
 interface Setup {
   store: AdmissionStore;
@@ -65,7 +71,7 @@ interface Setup {
   request(fields: Partial<AdmissionRequest>): AdmissionRequest;
 }
 
-export function describeAdmissionStore(name: string, make: MakeStore, teardown?: () => Promise<void>): void {
+export function describeAdmissionStore(name: string, make: MakeStore, teardown?: () => Promise<void>, options: TestOptions = {}): void {
   let serial = 0;
   const setup = async (): Promise<Setup> => {
     const loader = new FakeBases();
@@ -93,9 +99,10 @@ export function describeAdmissionStore(name: string, make: MakeStore, teardown?:
     };
   };
 
-  describe(`AdmissionStore contract: ${name}`, () => {
+  describe(`AdmissionStore contract: ${name}`, options, () => {
     if (teardown) afterAll(teardown);
 
+    // fixed-date: periodOf is given its time; the last minutes of a day and of a year on purpose.
     it('keys carry the tenant hash tag', () => {
       expect(counterKeys.credit(7, 42)).toBe('{o:7}:cr:42');
       expect(counterKeys.spend(7, 42, 'd20261123')).toBe('{o:7}:sp:42:d20261123');
@@ -188,8 +195,8 @@ export function describeAdmissionStore(name: string, make: MakeStore, teardown?:
       expect(await s.store.admit(s.request({ spend: [day], amount: 0 }))).toBeNull();
       expect(await s.store.admit(s.request({ spend: [day], amount: 0.001 }))).toMatchObject({ kind: 'spend' });
       // The next day is another counter.
-      const tomorrow = s.spend(1, 'day', 10, T0 + 24 * 60 * MINUTE);
-      expect(await s.store.admit(s.request({ spend: [tomorrow], amount: 5, now: T0 + 24 * 60 * MINUTE }))).toBeNull();
+      const tomorrow = s.spend(1, 'day', 10, T0 + DAY);
+      expect(await s.store.admit(s.request({ spend: [tomorrow], amount: 5, now: T0 + DAY }))).toBeNull();
     });
 
     it('reports low balance and SoftLimit after a settle crosses them', async () => {
@@ -248,7 +255,7 @@ export function describeAdmissionStore(name: string, make: MakeStore, teardown?:
     it('limits requests with GCRA: no doubling across a minute boundary', async () => {
       const s = await setup();
       const rpm = s.rate(1, 'rpm', 2);
-      const end = Date.UTC(2026, 10, 23, 12, 0, 59, 900);
+      const end = T0 + 59_900; // 100 ms before a minute ends
       expect(await s.store.admit(s.request({ rates: [rpm], now: end }))).toBeNull();
       expect(await s.store.admit(s.request({ rates: [rpm], now: end + 1 }))).toBeNull();
       const refused = await s.store.admit(s.request({ rates: [rpm], now: end + 200 }));

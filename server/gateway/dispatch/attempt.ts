@@ -6,7 +6,10 @@ import type { UpstreamTarget } from '../providers/types';
 import { dropped, failStream, type UpstreamHeaders } from './relay';
 import { SseTap } from './sse';
 import { usageFromBody } from './response-usage';
-import { streamErrorEvent } from '../errors';
+import { proxyErrorBody, streamErrorEvent } from '../errors';
+import type { StreamTranslator, Translation } from '../formats/index';
+import type { ClientContext } from '../formats/types';
+import { scrub, scrubHeaders, scrubText, type ScrubKey } from './scrub';
 
 export interface AttemptInput {
   ex: ClientExchange;
@@ -14,7 +17,11 @@ export interface AttemptInput {
   anthropicClient: boolean;
   client: Pick<UpstreamClient, 'dispatch'>;
   target: UpstreamTarget;
+  /** The key called: its secret and Provider URL are taken out of every error text the client or the Owner sees. */
+  key: ScrubKey;
   body: Buffer;
+  /** An upload sent as it arrives instead of `body` (upload/form.ts). */
+  upload?: { contentType: string; stream: AsyncIterable<Buffer> };
   headersTimeoutMs: number;
   idleTimeoutMs: number;
   /** A streamed call: the first event must arrive this soon after the request went out. */
@@ -25,6 +32,14 @@ export interface AttemptInput {
   dropUsageOnly: boolean;
   /** W3C trace context for the upstream (traceparent, tracestate), when there is one. */
   trace?: Record<string, string>;
+  /** The key answers in another format than the client's: its answer is translated on the way out (usage is still read from the upstream's own bytes). */
+  translation?: { t: Translation; ctx: ClientContext };
+  /**
+   * A stored Responses API answer: its ID is handed here, so the calls continuing it find this
+   * key. A whole answer reaches the client once the promise settles: its continuation, on any
+   * instance, then finds the pair.
+   */
+  onResponseId?: (id: string) => Promise<void> | void;
 }
 
 /** The answer reached the client (whole, partly, or as an upstream 4xx passed through). */
@@ -42,6 +57,12 @@ export interface Delivered {
   clientGone: boolean;
   /** Why the upstream stream ended uncleanly (for the log; the client saw only a stable code). */
   interruption?: string;
+  /** A whole JSON answer's bytes (already collected to relay), for routes billed by more than its usage. */
+  body?: Buffer;
+  /** The last usage object of an event stream, as sent. */
+  rawUsage?: unknown;
+  /** Bytes of a binary or plain-text answer relayed as it came (speech audio, a transcript as text). */
+  bytes?: number;
 }
 
 /** Nothing reached the client: the proxy may try the next key. */
@@ -51,7 +72,7 @@ export interface Failed {
   status?: number;
   timeout?: boolean;
   headers?: UpstreamHeaders;
-  /** The upstream's error text (trimmed), for the disabled reason. */
+  /** The upstream's error text (trimmed, scrubbed), for the disabled reason. */
   detail?: string;
   /** A kept connection closed as the request went out: the upstream never read it (see UpstreamHttpError). */
   stale?: boolean;
@@ -74,9 +95,37 @@ function failure(err: unknown): Failed {
   return { kind: 'failed', reason: code ? `${code}: ${message}` : message, timeout: TIMEOUT_CODES.has(code), stale: (err as UpstreamHttpError)?.staleConnection === true };
 }
 
+/** How much of an upstream error body is scrubbed for the disabled reason, and how much of it is kept. */
+const DETAIL_SCAN = 16_384;
+const DETAIL_CHARS = 500;
+
+/**
+ * An upstream's error answer passed through (a 4xx the client caused): the body and headers
+ * without the key's secret or the upstream's host. Only error answers pay for the scan; the
+ * server writes the Content-Length of what is sent.
+ */
+function relayError(a: AttemptInput, status: number, headers: UpstreamHeaders, body: Buffer): void {
+  const text = body.toString('utf8');
+  const clean = scrubText(text, a.key, a.target.headers);
+  a.ex.relay(status, scrubHeaders(headers, a.key, a.target.headers), dropped, clean === text ? body : Buffer.from(clean));
+}
+
+const EMPTY = Buffer.alloc(0);
+/** A Response object names its ID first; its stream's first event carries the object. */
+const SNIFF_BYTES = 8192;
+const RESPONSE_ID = /"id"\s*:\s*"(resp_[A-Za-z0-9_-]{1,200})"/;
+const responseIdIn = (text: string): string | undefined => RESPONSE_ID.exec(text)?.[1];
+const JSON_HEAD = { 'content-type': 'application/json' };
+
 const isEventStream = (headers: UpstreamHeaders) => {
   const t = headers['content-type'];
   return typeof t === 'string' && t.includes('text/event-stream');
+};
+
+/** Neither JSON nor an event stream (audio, a transcript as text, srt or vtt): relayed as it comes, never collected. */
+const isPassThrough = (headers: UpstreamHeaders) => {
+  const t = headers['content-type'];
+  return typeof t === 'string' && !/json|text\/event-stream/i.test(t);
 };
 
 /**
@@ -93,8 +142,9 @@ export function attempt(a: AttemptInput): Promise<Outcome> {
       method: 'POST',
       // The target's headers are shared by every call on the key: a trace context is added to a copy.
       headers: a.trace ? { ...a.target.headers, ...a.trace } : a.target.headers,
-      contentType: 'application/json',
-      body: a.body,
+      contentType: a.upload ? a.upload.contentType : 'application/json',
+      body: a.upload ? null : a.body,
+      bodyStream: a.upload?.stream,
       headersTimeout: a.headersTimeoutMs,
       bodyTimeout: a.idleTimeoutMs,
       firstByteTimeout: a.firstByteTimeoutMs,
@@ -113,6 +163,11 @@ class UpstreamHandler implements ResponseHandler {
   private chunks: Buffer[] = [];
   private tap: SseTap | null = null;
   private out: ResponseStream | null = null;
+  private tr: StreamTranslator | null = null;
+  /** The start of a stream, read until its response ID shows (response.created comes first). */
+  private head: string | null = null;
+  /** Bytes relayed of a pass-through answer; -1 for any other answer. */
+  private passed = -1;
 
   constructor(private readonly a: AttemptInput, private readonly resolve: (o: Outcome) => void) {
     a.ex.onAbort(() => {
@@ -135,18 +190,27 @@ class UpstreamHandler implements ResponseHandler {
     this.status = statusCode;
     this.headers = headers;
     if (statusCode >= 200 && statusCode < 300 && isEventStream(headers)) {
-      this.tap = new SseTap(this.a.target.format, this.a.dropUsageOnly);
+      const a = this.a;
+      this.tap = new SseTap(a.target.format, a.dropUsageOnly, (text) => scrubText(text, a.key, a.target.headers));
+      if (a.translation) this.tr = a.translation.t.stream(a.translation.ctx);
+      if (a.onResponseId) this.head = '';
+      this.out = this.a.ex.openStream(statusCode, headers, dropped);
+    } else if (statusCode >= 200 && statusCode < 300 && isPassThrough(headers)) {
+      this.passed = 0;
       this.out = this.a.ex.openStream(statusCode, headers, dropped);
     }
   }
 
   onResponseData(controller: ResponseController, chunk: Buffer): void {
-    if (!this.tap || !this.out) {
+    if (!this.out) {
       this.chunks.push(chunk);
       return;
     }
     if (this.a.ex.aborted) return;
-    const bytes = this.tap.push(chunk);
+    if (this.passed >= 0) this.passed += chunk.length;
+    if (this.head !== null) this.sniff(chunk);
+    let bytes = this.tap ? this.tap.push(chunk) : chunk;
+    if (this.tr) bytes = this.tr.push(bytes);
     if (bytes.length === 0) return;
     const wait = this.out.write(bytes);
     if (wait) {
@@ -159,18 +223,47 @@ class UpstreamHandler implements ResponseHandler {
   onResponseEnd(): void {
     const a = this.a;
     if (a.ex.aborted) return this.finish(this.out?.started ? this.delivered(false, true) : CLIENT_GONE);
-    if (this.out && this.tap) {
-      this.out.end(this.tap.end());
-      return this.finish(this.delivered(this.tap.sawError, false));
+    if (this.out) {
+      const rest = this.tap ? this.tap.end() : null;
+      this.out.end(this.tr ? Buffer.concat([rest ? this.tr.push(rest) : EMPTY, this.tr.end()]) : rest);
+      return this.finish(this.delivered(this.tap?.sawError ?? false, false));
     }
     const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     const status = this.status;
     if (status >= 300 && isRetryableStatus(status)) {
-      return this.finish({ kind: 'failed', status, reason: `upstream answered ${status}`, headers: this.headers, detail: body.toString('utf8', 0, Math.min(body.length, 500)) });
+      // Scrubbed before it is cut, so no part of a secret survives at the cut.
+      const detail = scrub(body.toString('utf8', 0, Math.min(body.length, DETAIL_SCAN)), a.key, DETAIL_CHARS, a.target.headers);
+      return this.finish({ kind: 'failed', status, reason: `upstream answered ${status}`, headers: this.headers, detail });
     }
-    const usage = status < 300 ? usageFromBody(body, a.target.format) : null;
-    a.ex.relay(status, this.headers, dropped, body);
-    this.finish({ kind: 'delivered', status, usage, complete: usage !== null, streamed: false, events: 0, abnormal: false, clientGone: false });
+    const ok = status >= 200 && status < 300;
+    const usage = ok ? usageFromBody(body, a.target.format) : null;
+    const t = a.translation;
+    if (ok && t) {
+      let translated: Buffer;
+      try {
+        translated = t.t.response(body, t.ctx);
+      } catch {
+        // Not the JSON its format promises: nothing the client could read, and nothing billed.
+        a.ex.send(502, JSON_HEAD, proxyErrorBody(a.anthropicClient, 502, `The upstream answer could not be read (request ${a.requestId})`, 'upstream_error', a.requestId));
+        return this.finish({ kind: 'delivered', status: 502, usage: null, complete: false, streamed: false, events: 0, abnormal: true, clientGone: false });
+      }
+      a.ex.relay(status, this.headers, dropped, translated);
+    } else if (ok) {
+      const id = a.onResponseId && responseIdIn(body.toString('latin1', 0, Math.min(body.length, SNIFF_BYTES)));
+      const noted = id ? a.onResponseId!(id) : undefined;
+      if (noted) {
+        const o: Delivered = { kind: 'delivered', status, usage, complete: usage !== null, streamed: false, events: 0, abnormal: false, clientGone: false, body };
+        noted.then(() => {
+          if (a.ex.aborted) return this.finish({ ...o, clientGone: true });
+          a.ex.relay(status, this.headers, dropped, body);
+          this.finish(o);
+        });
+        return;
+      }
+      a.ex.relay(status, this.headers, dropped, body);
+    }
+    else relayError(a, status, this.headers, t ? t.t.error(status, body) : body);
+    this.finish({ kind: 'delivered', status, usage, complete: usage !== null, streamed: false, events: 0, abnormal: false, clientGone: false, body: status < 300 ? body : undefined });
   }
 
   onResponseError(_c: ResponseController, err: Error): void {
@@ -181,12 +274,25 @@ class UpstreamHandler implements ResponseHandler {
     // cause (which may name the upstream) goes to the log under the request ID, not to the client.
     const out = this.out;
     const reason = failure(err).reason;
+    if (!this.tap) {
+      // Audio or plain text has no error event to carry: the client sees the connection fail.
+      out.abort();
+      return this.finish({ ...this.delivered(true, false), interruption: reason });
+    }
     failStream(out, streamErrorEvent(a.anthropicClient, `The upstream stream was interrupted; nothing more will come (request ${a.requestId})`, a.requestId))
       .then(() => this.finish({ ...this.delivered(true, false), interruption: reason }));
   }
 
   private delivered(abnormal: boolean, clientGone: boolean): Delivered {
-    const tap = this.tap!;
-    return { kind: 'delivered', status: this.status, usage: tap.usage, complete: tap.complete, streamed: true, events: tap.events, abnormal, clientGone };
+    const tap = this.tap;
+    if (!tap) return { kind: 'delivered', status: this.status, usage: null, complete: !abnormal && !clientGone, streamed: true, events: 0, abnormal, clientGone, bytes: this.passed };
+    return { kind: 'delivered', status: this.status, usage: tap.usage, complete: tap.complete, streamed: true, events: tap.events, abnormal, clientGone, rawUsage: tap.rawUsage };
+  }
+
+  private sniff(chunk: Buffer): void {
+    const head = this.head + chunk.toString('latin1');
+    const id = responseIdIn(head);
+    if (id !== undefined) void this.a.onResponseId!(id);
+    this.head = id !== undefined || head.length >= SNIFF_BYTES ? null : head;
   }
 }

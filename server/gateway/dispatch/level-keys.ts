@@ -8,10 +8,13 @@ import type { ProviderKinds } from '../providers/registry';
 import { isSkip, UpstreamSetupError, type Prepared } from '../providers/types';
 import type { ProxyCall, ProxySettings } from '../call';
 import { attempt, CLIENT_GONE, type ClientGone, type Delivered, type Failed } from './attempt';
-import { bodyFor } from './request-body';
+import { bodyFor, translatedBody } from './request-body';
+import { translation, Untranslatable, upstreamEndpoint, type Translation } from '../formats/index';
+import { answerTokenEstimate } from './count-tokens';
 import type { Tally } from './tally';
 import { scrub } from './scrub';
 import type { ProxyMetrics } from '../../core/telemetry';
+import type { ResponseKeys } from '../../state/response-keys/response-keys';
 import { attemptOutcome, forwardedTrace, genAiProvider } from '../observe';
 
 export interface LevelDeps {
@@ -22,6 +25,8 @@ export interface LevelDeps {
   switchOver: Pick<SwitchOver, 'noteAbnormal'>;
   log: Pick<Logger, 'debug' | 'info' | 'warn'>;
   upstream: Pick<UpstreamClient, 'dispatch'>;
+  /** Which key created each stored response, noted as a native Responses answer is delivered. */
+  responseKeys?: Pick<ResponseKeys, 'remember'>;
   /** Per attempt: its outcome and time (absent with METRICS=off). */
   telemetry?: { metrics?: Pick<ProxyMetrics, 'attemptEnded'> };
 }
@@ -54,6 +59,14 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
       return null;
     }
     previous = key.id;
+    const kind = d.kinds.of(key);
+    // The client's endpoint when the key has it, else one the call can be translated to.
+    const api = upstreamEndpoint(c.endpoint, kind.serves(key));
+    if (api === null) {
+      if (c.endpoint === 'count_tokens') return answerTokenEstimate(c, key, level);
+      tally.skips.add(`a ${kind.type} key cannot serve ${c.path}`);
+      continue;
+    }
     const now = Date.now();
     const gate = circuits.admit(key, model, now);
     if (gate !== true) {
@@ -67,7 +80,7 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
     }
     let prepared: Prepared;
     try {
-      prepared = await d.kinds.of(key).prepare(key, { endpoint: c.endpoint, model, headers: c.ex.headers });
+      prepared = await kind.prepare(key, { endpoint: api, model, headers: c.ex.headers });
     } catch (err) {
       if (c.ex.aborted) {
         circuits.release(key, model);
@@ -94,6 +107,16 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
       tally.skips.add(prepared.skip);
       continue;
     }
+    const tr: Translation | undefined = api === c.endpoint ? undefined : translation(c.endpoint, api);
+    let body: Buffer;
+    try {
+      body = tr ? translatedBody(c, tr, prepared.model ?? model) : bodyFor(c, prepared.model ?? model);
+    } catch (err) {
+      if (!(err instanceof Untranslatable)) throw err;
+      circuits.release(key, model);
+      tally.skips.add(err.message);
+      continue;
+    }
     attempts++;
     c.attempts++;
     const provider = genAiProvider(key, prepared.format);
@@ -104,7 +127,13 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
       anthropicClient: c.anthropic,
       client: d.upstream,
       target: prepared,
-      body: bodyFor(c, prepared.model ?? model),
+      key,
+      body,
+      upload: c.upload ? { contentType: c.upload.contentType, stream: c.upload.body(prepared.model ?? model) } : undefined,
+      translation: tr && { t: tr, ctx: { includeUsage: !c.injectUsage, request: c.doc } },
+      onResponseId: c.endpoint === 'responses' && !tr && c.doc.store !== false && d.responseKeys
+        ? (id: string) => d.responseKeys!.remember(ownerId, id, key.id)
+        : undefined,
       headersTimeoutMs,
       idleTimeoutMs: d.settings.streamIdleTimeoutMs,
       firstByteTimeoutMs: firstByte,
@@ -133,6 +162,12 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
       c.servedModel = model;
       noteDelivered(d, c, key, model, outcome);
       return outcome;
+    }
+    if (c.upload && !c.upload.replayable) {
+      // Part of the upload went upstream as it arrived and cannot be sent again: this failure is the answer.
+      noteFailure(d, c, key, model, level, outcome, tally);
+      tally.final = true;
+      return null;
     }
     if (outcome.stale && !staleRetried) {
       // The upstream closed a kept connection as the request went out, unread: once per

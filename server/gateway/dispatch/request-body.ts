@@ -1,4 +1,5 @@
 import type { ProxyCall } from '../call';
+import type { Translation } from '../formats/index';
 
 /**
  * The request body sent upstream for a model: the client's bytes unless the model changed
@@ -18,5 +19,20 @@ export function bodyFor(c: ProxyCall, model: string): Buffer {
   }
   c.body = body;
   c.bodyModel = model;
+  return body;
+}
+
+/**
+ * The request body for a key answering in another format: the client's request translated
+ * (gateway/formats), built once per upstream format and model. Throws Untranslatable when
+ * the request holds what the key's format cannot say.
+ */
+export function translatedBody(c: ProxyCall, t: Translation, model: string): Buffer {
+  // A tag no model name can equal: the format and the model, apart.
+  const tag = `${t.upstream}\n${model}`;
+  if (c.body && c.bodyModel === tag) return c.body;
+  const body = Buffer.from(JSON.stringify(t.request({ ...c.doc, model })));
+  c.body = body;
+  c.bodyModel = tag;
   return body;
 }

@@ -15,7 +15,8 @@ export function normalizeUsage(u: unknown, format: WireFormat): TokenUsage | nul
   if (format === 'anthropic') {
     const cached = int(o.cache_read_input_tokens);
     const cacheWrite = int(o.cache_creation_input_tokens);
-    return { prompt: int(o.input_tokens) + cached + cacheWrite, completion: int(o.output_tokens), reasoning: 0, cached, cacheWrite };
+    // Thinking is part of output_tokens; output_tokens_details, when sent, says how much.
+    return { prompt: int(o.input_tokens) + cached + cacheWrite, completion: int(o.output_tokens), reasoning: int(o.output_tokens_details?.thinking_tokens), cached, cacheWrite };
   }
   if ('prompt_tokens' in o || 'completion_tokens' in o) {
     return {

@@ -21,6 +21,8 @@ export class Tally {
   deadline = Infinity;
   /** The budget ran out with keys still untried. */
   budgetSpent = false;
+  /** No other key may be tried: an upload already partly sent cannot be sent again. */
+  final = false;
   /** `key <id>: <reason>` of each failed attempt, scrubbed of hosts and secrets: the log line's causes. */
   causes: string[] = [];
 

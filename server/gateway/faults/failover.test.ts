@@ -42,7 +42,8 @@ describe('fault suite: failover', () => {
     const health = await x.health(ids);
     expect(health.map((h) => [h.ID, h.Model, h.State])).toEqual(ids.map((id) => [id, null, 'open']));
     for (const h of health) {
-      expect(h.LastError).toMatch(/ENOTFOUND|ECONNREFUSED/);
+      // EAI_AGAIN where no DNS server answers at all (a machine or namespace without a network).
+      expect(h.LastError).toMatch(/ENOTFOUND|EAI_AGAIN|ECONNREFUSED/);
       expect(h.LastError).not.toMatch(/invalid|127\.0\.0\.1/);
       expect(Date.parse(h.Until)).toBeGreaterThan(Date.now());
     }

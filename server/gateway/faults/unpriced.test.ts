@@ -91,7 +91,7 @@ describe('fault suite: models without a price', () => {
     expect(rows.map((row) => row.model)).toEqual(['house-model-7', 'gpt-4o']);
     expect(rows[0].credit_used).toBeCloseTo((r.usage!.prompt_tokens * 10 + r.usage!.completion_tokens * 30) / 1e6, 12);
     expect(rows[1].credit_used).toBeCloseTo((priced.usage!.prompt_tokens * 2.5 + priced.usage!.completion_tokens * 10) / 1e6, 12);
-    // The reservation uses the fallback as well: 4,096 output tokens at 30 USD/M (0.12) is more than this account holds.
+    // The reservation uses the fallback as well: DEFAULT_OUTPUT_LIMIT's 131,072 output tokens at 30 USD/M (3.93) is more than this account holds.
     const poor = await x.f.account({ level: 1, credit: 2.1 });
     const refused = await x.post(poor.key, '/v1/chat/completions', { model: 'house-model-7', messages: hello });
     expect(refused.status).toBe(402);

@@ -8,8 +8,9 @@ import { KeyPool } from '../../state/provider-keys/key-pool';
 import type { Db } from '../../adapters/storage/database';
 import type { Vault } from '../../adapters/security/crypto';
 import { until } from '../../testing/until';
+import { needs, testRedisUrl } from '../../testing/requirements';
 
-const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+const REDIS = testRedisUrl();
 const prefix = `test:circuits:${process.pid}:${Date.now()}:`;
 const RULE = { failureThreshold: 2, openMs: 60_000, openMaxMs: 600_000, probeTimeoutMs: 1000 };
 let opened: { link: RedisLink; board: SharedHealthBoard }[] = [];
@@ -41,7 +42,7 @@ afterAll(async () => {
 
 const key = { id: 41, ownerId: 9, level: 1 };
 
-describe('key circuits shared through Redis (REDIS_URL)', () => {
+describe('key circuits shared through Redis (REDIS_URL)', needs('redis'), () => {
   it('a key opened on one instance leaves rotation on the others and on one started later; its close reaches them all; a 429 sleep of the same key is kept apart', async () => {
     const a = await instance();
     const b = await instance();

@@ -7,6 +7,7 @@ import { toCaller } from '../../state/accounts/caller';
 import type { Logger } from '../../core/log';
 import { errorFields } from '../../core/log';
 import type { UpstreamHeaders } from '../dispatch/relay';
+import { scrub } from '../dispatch/scrub';
 import type { Changes } from '../../state/changes/state-changes';
 import { LOCAL_BOARD, type HealthBoard, type HealthMark } from './board';
 import { KeyCircuits, type CircuitRule } from './circuits';
@@ -14,6 +15,9 @@ import type { KeyHealthEvents } from './events';
 
 /** KEY_FAILURE_THRESHOLD 3, KEY_OPEN_MS 15 s, KEY_OPEN_MAX_MS 10 min; probes wait at most UPSTREAM_TIMEOUT_MS. */
 export const DEFAULT_CIRCUIT_RULE: CircuitRule = { failureThreshold: 3, openMs: 15_000, openMaxMs: 600_000, probeTimeoutMs: 300_000 };
+
+/** The upstream's words kept in a disabled key's reason. */
+const DISABLED_REASON_CHARS = 200;
 
 /** How long a key that upstream refused is kept out of rotation until the reload drops it. */
 const DISABLING_HOLD_MS = 10 * 60_000;
@@ -32,13 +36,6 @@ export function retryAfterMs(h: UpstreamHeaders | undefined, now = Date.now()): 
   if (/^\d+(\.\d+)?$/.test(ra)) return Number(ra) * 1000;
   const at = Date.parse(ra);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
-}
-
-/** Removes anything key-like from an upstream's error text before it is stored or logged. */
-export function redact(text: string, secret: string): string {
-  let out = secret ? text.split(secret).join('[key]') : text;
-  out = out.replace(/\b(sk|pk|rk|key|AIza)[-_A-Za-z0-9*]{8,}/g, '[key]');
-  return out.replace(/\s+/g, ' ').trim().slice(0, 200);
 }
 
 /**
@@ -121,7 +118,8 @@ export class KeyHealth {
     if (this.disabling.has(key.id)) return;
     this.disabling.add(key.id);
     this.pool.sleep(key.id, DISABLING_HOLD_MS);
-    const reason = `upstream answered ${status}${detail ? `: ${redact(detail, key.secret)}` : ''}`;
+    // Stored, logged and mailed: the same scrubber as the text relayed to clients.
+    const reason = `upstream answered ${status}${detail ? `: ${scrub(detail, key, DISABLED_REASON_CHARS)}` : ''}`;
     this.track(this.disable(key, reason)
       .catch((err) => this.log.error('provider_key_disable_failed', { key: key.id, ...errorFields(err) }))
       .finally(() => this.disabling.delete(key.id)));

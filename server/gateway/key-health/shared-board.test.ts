@@ -7,8 +7,9 @@ import type { HealthMark } from './board';
 import { SharedHealthBoard } from './shared-board';
 import { SwitchOverWindows } from './switch-over';
 import { until } from '../../testing/until';
+import { needs, testRedisUrl } from '../../testing/requirements';
 
-const REDIS = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const REDIS = new URL(testRedisUrl());
 const prefix = `test:key-health:${process.pid}:${Date.now()}:`;
 let opened: { link: RedisLink; board: SharedHealthBoard }[] = [];
 
@@ -39,14 +40,14 @@ afterEach(async () => {
   opened = [];
 });
 
-afterAll(async () => {
-  const link = connectRedis(REDIS.toString(), { prefix, log: createLogger(() => {}, 'error') });
-  const keys = await link.client.keys(`${prefix}*`);
-  if (keys.length) await link.client.del(...keys);
-  await link.close();
-});
+describe('key health shared through Redis', needs('redis'), () => {
+  afterAll(async () => {
+    const link = connectRedis(REDIS.toString(), { prefix, log: createLogger(() => {}, 'error') });
+    const keys = await link.client.keys(`${prefix}*`);
+    if (keys.length) await link.client.del(...keys);
+    await link.close();
+  });
 
-describe('key health shared through Redis', () => {
   it('tells the other instances at once, and one that starts later reads what still holds', async () => {
     const a = await instance();
     const b = await instance();

@@ -5,6 +5,7 @@ import { standardKind } from './standard/index';
 import { createAzureKind } from './azure/index';
 import { createVertexKind } from './vertex/index';
 import { VertexTokens } from './vertex/token';
+import { anthropicKind } from './anthropic/index';
 
 export interface ProviderKinds {
   of(key: PooledKey): ProviderKind;
@@ -18,6 +19,7 @@ export function createProviderKinds(opts: { client: UpstreamClient; azureApiVers
     standard: standardKind,
     azure: createAzureKind(opts.azureApiVersion),
     vertex: createVertexKind(vertexTokens),
+    anthropic: anthropicKind,
   };
   return {
     of: (key) => kinds[key.config.provider_type as string] ?? standardKind,

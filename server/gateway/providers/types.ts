@@ -1,7 +1,32 @@
 import type { PooledKey } from '../../state/provider-keys/key-pool';
 
-/** The client-facing endpoints the proxy serves. */
-export type Endpoint = 'chat' | 'responses' | 'embeddings' | 'messages';
+/** The client-facing endpoints the proxy serves (gateway/routes.ts describes each). */
+export type Endpoint =
+  | 'chat' | 'responses' | 'embeddings' | 'messages' | 'count_tokens'
+  | 'completions' | 'moderations' | 'rerank'
+  | 'images' | 'image-edits' | 'image-variations'
+  | 'transcriptions' | 'translations' | 'speech' | 'realtime';
+
+/** The endpoints in Anthropic's format (Messages and its token count). */
+export type AnthropicEndpoint = 'messages' | 'count_tokens';
+
+/** Each OpenAI-format endpoint's path below an OpenAI-compatible upstream's `/v1`. */
+export const OPENAI_PATHS: Readonly<Record<Exclude<Endpoint, AnthropicEndpoint>, string>> = {
+  chat: '/chat/completions',
+  responses: '/responses',
+  embeddings: '/embeddings',
+  completions: '/completions',
+  moderations: '/moderations',
+  rerank: '/rerank',
+  images: '/images/generations',
+  'image-edits': '/images/edits',
+  'image-variations': '/images/variations',
+  transcriptions: '/audio/transcriptions',
+  translations: '/audio/translations',
+  speech: '/audio/speech',
+  // A WebSocket (gateway/realtime/): the target's origin is turned into ws:// or wss://.
+  realtime: '/realtime',
+};
 
 /** The wire format an upstream answers in, which decides how usage is read. */
 export type WireFormat = 'openai' | 'anthropic';
@@ -39,9 +64,18 @@ export const isSkip = (p: Prepared): p is Skip => (p as Skip).skip !== undefined
 /**
  * An upstream provider kind (`config.provider_type`): how a routed call becomes an upstream
  * request for one provider key. Answers come back in the OpenAI or Anthropic wire format.
+ * A new kind is a folder beside standard/, azure/, vertex/ and anthropic/, registered in
+ * registry.ts by its `provider_type`.
  */
 export interface ProviderKind {
   readonly type: string;
+  /**
+   * The endpoints this key serves in their own format. The proxy calls `prepare` only with one
+   * of them: a client endpoint the key lacks is translated to one it has when a translation
+   * exists (gateway/formats: chat ⇄ messages, responses → messages or chat), else the key is
+   * skipped. Called per attempt: answer a set built once per key.
+   */
+  serves(key: PooledKey): ReadonlySet<Endpoint>;
   prepare(key: PooledKey, call: CallInfo): Prepared | Promise<Prepared>;
   /**
    * After an upstream 401: drops derived credentials (an access token) and says whether the

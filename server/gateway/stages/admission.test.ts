@@ -25,7 +25,8 @@ describe('admission', () => {
     const v = admit(d, first);
     expect(v).toBeInstanceOf(Promise); // the balance is read once
     expect(await v).toBeNull();
-    expect(first.reservation).toMatchObject({ id: first.id, amount: 1, tokens: 1002 }); // 'pricey' is 2 input tokens
+    // The input is bounded by the request's bytes (free here); the output by its max_tokens.
+    expect(first.reservation).toMatchObject({ id: first.id, amount: 1, tokens: first.raw.length + 1000 });
     const second = dollarCall();
     expect(admit(d, second)).toBeNull();
     expect(admit(d, third())).toBeNull();
@@ -77,15 +78,17 @@ describe('admission', () => {
     expect(own.reservation!.rates).toEqual([expect.objectContaining({ name: 'gpt-4o rpm', limit: 3 })]);
   });
 
-  it('reserves estimated tokens on token limits: input estimate plus max_tokens', async () => {
+  it('reserves estimated tokens on token limits: input bound plus max_tokens', async () => {
     const { d } = deps(100);
     const row = accountRow({ tpm: 1000 });
-    const body = { model: 'gpt-4o', max_tokens: 300, messages: [{ role: 'user', content: 'x'.repeat(296) }] };
-    // 'gpt-4o' + 'user' + 296 characters = 306 → 102 tokens, + 300 output.
+    const body = { model: 'gpt-4o', max_tokens: 250, messages: [{ role: 'user', content: 'x'.repeat(20) }] };
+    // The request's 97 bytes bound its input tokens, + 250 output: two fit in 1,000, not three.
+    const per = Buffer.byteLength(JSON.stringify(body)) + 250;
+    expect(per).toBe(347);
     const c = callFor({ row, body });
     expect(await admit(d, c)).toBeNull();
-    expect(c.reservation!.tokens).toBe(402);
+    expect(c.reservation!.tokens).toBe(per);
     expect(admit(d, callFor({ row, body }))).toBeNull();
-    expect(admit(d, callFor({ row, body }))).toMatchObject({ status: 429, headers: { 'x-ratelimit-scope': 'TPM' }, message: expect.stringContaining('reserves up to 402') });
+    expect(admit(d, callFor({ row, body }))).toMatchObject({ status: 429, headers: { 'x-ratelimit-scope': 'TPM' }, message: expect.stringContaining(`reserves up to ${per}`) });
   });
 });

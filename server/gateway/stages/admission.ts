@@ -13,8 +13,11 @@ import type { AdmissionRefusal, AdmissionRequest, AdmissionStore, SpendClaim } f
 import { creditClaim, rateClaims, spendClaims } from '../admission/profile';
 import { refusalHeaders, refusalMessage } from '../limits/account-limits';
 import { policyPrice } from '../../domain/pricing/unpriced-policy';
-import { estimateInputTokens, maxCostOf, maxOutputTokens } from '../../domain/pricing/estimate';
+import { affordableOutput, DEFAULT_OUTPUT_TOKENS, estimateInputTokens, maxCostOf, maxOutputTokens, modelLimits } from '../../domain/pricing/estimate';
+import type { ResolvedPrice } from '../../domain/pricing/cost';
 import type { Verdict } from '../errors';
+import { equivalentTokens, unitCallCost } from '../../domain/pricing/units';
+import { maxUnits, unitMeterOf, unitPriceOf } from '../meter';
 
 export interface AdmissionDeps {
   settings: {
@@ -49,12 +52,34 @@ export function admit(d: AdmissionDeps, c: ProxyCall): Verdict | Promise<Verdict
   for (let i = 0; i < rates.length; i++) if (rates[i].kind === 'tokens') tokenLimited = true;
   let tokens = 0;
   let amount = 0;
-  if (credit !== null || spend.length > 0 || tokenLimited) {
+  let bound: TokenBound | null = null;
+  const meter = unitMeterOf(c);
+  if (meter !== null && (credit !== null || spend.length > 0 || tokenLimited)) {
+    // A unit-billed route reserves its most units: n images at the dearest matching size, the upload's longest audio, …
+    const price = unitPriceOf(c, meter, c.model);
+    const max = maxUnits(c, meter, price);
+    const e = equivalentTokens(max);
+    tokens = e.prompt + e.completion;
+    if (credit !== null || spend.length > 0) amount = unitCallCost(max, price, c.owner.unpricedPolicy, row.rates, row.factor);
+  } else if (credit !== null || spend.length > 0 || tokenLimited) {
     const embeddings = c.endpoint === 'embeddings';
-    const input = estimateInputTokens(c.doc);
-    const output = maxOutputTokens(c.doc, c.model, embeddings);
-    tokens = input + output;
-    if (credit !== null || spend.length > 0) amount = maxCostOf(input, output, policyPrice(c.model, c.owner.pricing, c.owner.unpricedPolicy), row.rates, row.factor);
+    const own = tokenBound(c, c.model, embeddings);
+    tokens = own.input + own.rateOutput;
+    if (credit !== null || spend.length > 0) {
+      amount = maxCostOf(own.input, own.output, own.price, row.rates, row.factor);
+      if (!embeddings) bound = own;
+      // A MODEL_FAILOVER fallback is billed at its own price and limits: the call holds the dearest.
+      const chain = c.owner.failover.size ? c.owner.failover.match(c.model) : undefined;
+      for (const m of chain ?? []) {
+        if (m === c.model || !p.models.allows(m)) continue;
+        const b = tokenBound(c, m, embeddings);
+        const most = maxCostOf(b.input, b.output, b.price, row.rates, row.factor);
+        if (most > amount) {
+          amount = most;
+          if (!embeddings) bound = b;
+        }
+      }
+    }
   }
   const r: AdmissionRequest = {
     id: c.serial, ownerId: row.ownerId, credit, spend, rates, amount, tokens, now,
@@ -65,13 +90,56 @@ export function admit(d: AdmissionDeps, c: ProxyCall): Verdict | Promise<Verdict
     c.reservation = r;
     return null;
   }
-  if (v instanceof Promise) return v.then((x) => verdictOf(c, r, x));
-  return verdictOf(c, r, v);
+  if (v instanceof Promise) return v.then((x) => verdictOf(c, r, x, bound));
+  return verdictOf(c, r, v, bound);
+}
+
+/** How a token-billed call's maximum cost was made up, to tell a refused client what would fit. */
+interface TokenBound {
+  input: number;
+  output: number;
+  /**
+   * Output counted against TPM/TPH/TPD and a model's tpm: the request's own limit, else at most
+   * DEFAULT_OUTPUT_TOKENS. A token limit paces throughput rather than holding money, and settle
+   * counts what was really used; holding the model's whole output limit (gpt-5's 128,000) would
+   * refuse every call without max_tokens for good under any TPM below it.
+   */
+  rateOutput: number;
+  price: ResolvedPrice;
+}
+
+/** The most a token-billed call can use and what it costs per token, on `model`. */
+function tokenBound(c: ProxyCall, model: string, embeddings: boolean): TokenBound {
+  const limits = modelLimits(model, c.owner.defaultOutputLimit);
+  const input = estimateInputTokens(c.doc, c.raw, model, limits.context);
+  const output = maxOutputTokens(c.doc, limits.output, embeddings);
+  const rateOutput = maxOutputTokens(c.doc, Math.min(limits.output, DEFAULT_OUTPUT_TOKENS), embeddings);
+  return { input, output, rateOutput, price: policyPrice(model, c.owner.pricing, c.owner.unpricedPolicy) };
 }
 
 const usd = (x: number) => (Math.round(x * 1e6) / 1e6).toString();
 
-function verdictOf(c: ProxyCall, r: AdmissionRequest, v: AdmissionRefusal | null): Verdict {
+/**
+ * What the maximum cost is made of, and the output limit that would fit the credit (as
+ * OpenRouter answers): a client without max_tokens is reserved the model's whole output limit.
+ */
+function lowerLimit(c: ProxyCall, budget: number, b: TokenBound): string {
+  const made = ` (up to ${b.input} input and ${b.output} output tokens)`;
+  if (!(budget > 0)) return `${made}; the balance is at or below that minimum: top up first`;
+  // Adding the field adds its bytes to the input bound: `"max_completion_tokens":1234567,` and some.
+  const fits = affordableOutput(budget, b.input + 48, b.price, c.row.rates, c.row.factor);
+  if (fits < 1) return `${made}; the input alone does not fit: top up or send less`;
+  return `${made}; a lower output limit would fit: ${LIMIT_FIELD[c.endpoint] ?? 'max_tokens'} of ${fits} or less`;
+}
+
+/** The request field that limits the output, per endpoint. */
+const LIMIT_FIELD: Partial<Record<ProxyCall['endpoint'], string>> = {
+  chat: 'max_completion_tokens (or max_tokens)',
+  responses: 'max_output_tokens',
+  messages: 'max_tokens',
+};
+
+function verdictOf(c: ProxyCall, r: AdmissionRequest, v: AdmissionRefusal | null, bound: TokenBound | null): Verdict {
   if (v === null) {
     c.reservation = r;
     return null;
@@ -81,7 +149,7 @@ function verdictOf(c: ProxyCall, r: AdmissionRequest, v: AdmissionRefusal | null
       return {
         status: 402,
         code: 'insufficient_balance',
-        message: `Insufficient balance: ${usd(v.available)} available (balance less calls in progress) cannot hold this call's maximum cost of ${usd(v.amount)} above the minimum balance of ${usd(v.claim.floor)}`,
+        message: `Insufficient balance: ${usd(v.available)} available (balance less calls in progress) cannot hold this call's maximum cost of ${usd(v.amount)} above the minimum balance of ${usd(v.claim.floor)}${bound ? lowerLimit(c, v.available - v.claim.floor, bound) : ''}`,
       };
     case 'spend': {
       const whose = v.claim.accountId === c.row.id ? 'this account' : `account #${v.claim.accountId} above this one`;

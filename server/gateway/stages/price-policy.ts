@@ -13,6 +13,8 @@ import { priceFor } from '../../domain/pricing/cost';
 import type { UnpricedPolicy } from '../../domain/pricing/unpriced-policy';
 import type { PricingOverrides } from '../../domain/pricing/overrides';
 import type { ProxyCall } from '../call';
+import type { Meter } from '../routes';
+import { unitPriceFor } from '../../domain/pricing/units';
 import type { Verdict } from '../errors';
 
 /** The owner_configs key of a requested unpriced model (as the configuration service reads it). */
@@ -28,7 +30,7 @@ export interface PricePolicyDeps {
 
 /** Whether the call may go on; synchronous (the note is written in the background). */
 export function checkPrice(d: PricePolicyDeps, c: ProxyCall): Verdict {
-  if (priceFor(c.model, c.owner.pricing).known) return null;
+  if (isPriced(c.route.meter, c.model, c.owner.pricing)) return null;
   d.unpriced.note(c.row.ownerId, c.model);
   if (c.owner.unpricedPolicy.kind === 'bill' || c.profile.exempt) return null;
   return {
@@ -39,8 +41,13 @@ export function checkPrice(d: PricePolicyDeps, c: ProxyCall): Verdict {
 }
 
 /** Whether a MODEL_FAILOVER fallback may be tried for this call: priced, or allowed by the policy. */
-export function mayServeModel(model: string, pricing: PricingOverrides, policy: UnpricedPolicy, exempt: boolean): boolean {
-  return exempt || policy.kind === 'bill' || priceFor(model, pricing).known;
+export function mayServeModel(model: string, pricing: PricingOverrides, policy: UnpricedPolicy, exempt: boolean, meter: Meter = 'tokens'): boolean {
+  return exempt || policy.kind === 'bill' || isPriced(meter, model, pricing);
+}
+
+/** Whether the route's price table (ChatPricing for tokens, the route's own PRICING section otherwise) knows the model. */
+function isPriced(meter: Meter, model: string, pricing: PricingOverrides): boolean {
+  return meter === 'tokens' ? priceFor(model, pricing).known : unitPriceFor(meter, model, pricing).known;
 }
 
 /**

@@ -33,11 +33,13 @@ export function takeFields(c: ProxyCall, raw: Buffer, body: Record<string, unkno
   const problem = modelNameProblem(requested);
   if (problem) return { status: 400, message: problem, code: 'invalid_model' };
   const endpoint = c.endpoint;
-  // Embeddings do not stream: their `stream` is the upstream's business, not read here.
+  // A route that does not stream (embeddings, moderations, rerank): its `stream` is the upstream's business, not read here.
+  const streams = c.route.streams;
   const stream = body.stream;
-  if (endpoint !== 'embeddings' && stream != null && typeof stream !== 'boolean') return STREAM_NOT_BOOLEAN;
+  if (streams && stream != null && typeof stream !== 'boolean') return STREAM_NOT_BOOLEAN;
   let includeUsage: unknown;
-  if (endpoint === 'chat') {
+  const usageOption = endpoint === 'chat' || endpoint === 'completions';
+  if (usageOption) {
     const so = body.stream_options;
     if (so != null) {
       if (typeof so !== 'object' || Array.isArray(so)) return OPTIONS_NOT_OBJECT;
@@ -48,7 +50,8 @@ export function takeFields(c: ProxyCall, raw: Buffer, body: Record<string, unkno
   c.raw = raw;
   c.doc = body;
   c.requestedModel = requested as string;
-  c.stream = stream === true && endpoint !== 'embeddings';
-  c.injectUsage = c.stream && endpoint === 'chat' && includeUsage !== true;
+  // Speech streams its audio as events when asked for `stream_format: "sse"`.
+  c.stream = endpoint === 'speech' ? body.stream_format === 'sse' : stream === true && streams;
+  c.injectUsage = c.stream && usageOption && includeUsage !== true;
   return null;
 }

@@ -46,7 +46,7 @@ describe('settle', () => {
     expect(admission.credit(creditKey)!.reserved).toBeGreaterThan(0);
     // Read at admission time: GCRA drains as time passes.
     const at = c.reservation!.now;
-    expect(admission.rateUsed(tpm(c), at)).toBe(504); // 4 input (11 characters) + 500 output
+    expect(admission.rateUsed(tpm(c), at)).toBe(c.raw.length + 500); // the request's 54 bytes bound its input, + 500 output
     settle(d, c, delivered());
     const credit = 2 * (1000 * 0.15 + 100 * 0.6) / 1e6;
     expect(records).toEqual([expect.objectContaining({ accountId: 42, model: 'gpt-4o-mini', level: 4, keyId: 77, endpoint: '/v1/chat/completions', prompt: 1000, completion: 100, status: 'ok', requestId: c.id })]);

@@ -14,6 +14,8 @@ import type { ProxyCall } from '../call';
 import type { Delivered } from '../dispatch/attempt';
 import type { SwitchOver } from '../key-health/switch-over';
 import { estimateUsage } from '../dispatch/response-usage';
+import { equivalentTokens, unitCallCost } from '../../domain/pricing/units';
+import { unitMeterOf, unitPriceOf, usedUnits } from '../meter';
 
 export interface SettleDeps {
   usage: Pick<UsageSink, 'record'>;
@@ -30,11 +32,22 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
   const level = c.servedLevel;
   const model = c.servedModel;
   if (o.abnormal) d.switchOver.noteAbnormal(c.row.ownerId, level, now);
-  let usage = o.usage;
-  if (o.streamed && !o.complete) usage = estimateUsage(usage, c.raw.length, o.events);
-  usage ??= ZERO;
   const row = c.row;
-  const credit = costOf(usage, policyPrice(model, c.owner.pricing, c.owner.unpricedPolicy), row.rates, row.factor);
+  const meter = unitMeterOf(c);
+  let usage = o.usage;
+  let credit: number;
+  if (meter !== null) {
+    // Billed by its unit; its equivalent tokens fill the record's token columns and the token limits.
+    const price = unitPriceOf(c, meter, model);
+    const units = usedUnits(c, meter, price, o);
+    c.units = units;
+    usage = equivalentTokens(units);
+    credit = unitCallCost(units, price, c.owner.unpricedPolicy, row.rates, row.factor);
+  } else {
+    if (o.streamed && !o.complete) usage = estimateUsage(usage, c.raw.length, o.events);
+    usage ??= ZERO;
+    credit = costOf(usage, policyPrice(model, c.owner.pricing, c.owner.unpricedPolicy), row.rates, row.factor);
+  }
   c.usage = usage;
   c.credit = credit;
   d.usage.record({
@@ -53,6 +66,8 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
     status: o.abnormal || o.clientGone ? 'abnormal' : 'ok',
     at: new Date(now),
     requestId: c.id,
+    durationMs: performance.now() - c.startedAt,
+    firstByteMs: c.headMs >= 0 ? c.headMs : undefined,
   });
   const r = c.reservation;
   if (r) {

@@ -12,6 +12,7 @@ import { ProxyCall } from '../call';
 import type { ClientExchange, HeaderFilter, HeaderValues, JsonBody, ResponseStream } from '../transport';
 import type { Endpoint } from '../providers/types';
 import { REFUSE_UNPRICED } from '../../domain/pricing/unpriced-policy';
+import { DEFAULT_OUTPUT_LIMIT } from '../../domain/pricing/estimate';
 
 export function accountRow(fields: Partial<AccountRow> = {}): AccountRow {
   const id = fields.id ?? 42;
@@ -39,6 +40,7 @@ export function ownerRouting(v: { MODEL_MAPPER?: string; LEVEL_MAPPER?: string; 
     modelLimits: v.MODEL_LIMITS ?? {},
     pricing: {},
     unpricedPolicy: REFUSE_UNPRICED,
+    defaultOutputLimit: DEFAULT_OUTPUT_LIMIT,
   };
 }
 

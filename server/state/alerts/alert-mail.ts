@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../adapters/storage/database';
 import { accountAlerts, accounts, providerKeys } from '../../adapters/storage/schema';
@@ -14,7 +15,16 @@ export type HealthAlert =
   | { kind: 'key_open'; ownerId: number; keyId: number; level: number; model: string | null; outMs: number; reason: string; at: number }
   | { kind: 'level_switched'; ownerId: number; level: number; at: number };
 
-export type Send = (server: MailServer, message: MailMessage) => Promise<{ accepted: string[] }>;
+export type Send = (server: MailServer, message: MailMessage, signal?: AbortSignal) => Promise<{ accepted: string[] }>;
+
+/** What a mail under way is about: named when shutdown gives it up. */
+interface Pending {
+  kind: string;
+  owner: number;
+  account?: number;
+  key?: number;
+  level?: number;
+}
 
 export interface AlertMailDeps {
   db: Db;
@@ -43,10 +53,15 @@ const minutes = (ms: number) => `${Math.max(1, Math.round(ms / 60_000))} min`;
  * instances and restarts. An Owner without EMAIL_SMTP gets no mail (one info line says so).
  * The Owner's address is XAI_MAIL, else the Owner account's BillingEmail or Email; mail is
  * sent from XAI_MAIL, else EMAIL_AUTH, else that address.
+ *
+ * Shutdown never waits on mail (`close`): what is still under way is given up and named in
+ * one log line, and is not sent at the next start (see decisions.md).
  */
 export class AlertMail {
-  private inFlight = new Set<Promise<unknown>>();
+  private inFlight = new Map<Promise<unknown>, Pending>();
   private readonly send: Send;
+  /** Aborted by `close`: every send under way ends at once, and no retry waits. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly d: AlertMailDeps) {
     this.send = d.send ?? sendMail;
@@ -54,12 +69,13 @@ export class AlertMail {
 
   /** An account alert raised on this instance: mailed once. */
   accountAlert(alert: AccountAlert): void {
-    this.track(this.mailAccountAlert(alert));
+    this.track({ kind: alert.kind, owner: alert.ownerId, account: alert.accountId }, () => this.mailAccountAlert(alert));
   }
 
   /** A key health event: mailed unless this key (or Level) and kind were mailed today already. */
   healthAlert(alert: HealthAlert): void {
-    this.track(this.mailHealthAlert(alert));
+    const about = alert.kind === 'level_switched' ? { level: alert.level } : { key: alert.keyId };
+    this.track({ kind: alert.kind, owner: alert.ownerId, ...about }, () => this.mailHealthAlert(alert));
   }
 
   /**
@@ -81,14 +97,35 @@ export class AlertMail {
     return { to: recipients, accepted };
   }
 
-  /** Resolves when every mail under way has been sent or given up (tests, shutdown). */
+  /** Resolves when every mail under way has been sent or given up (tests). */
   async settled(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.keys()]);
   }
 
-  private track(p: Promise<unknown>): void {
-    const q = p.catch((err) => this.d.log.error('alert_mail_failed', errorFields(err)));
-    this.inFlight.add(q);
+  /**
+   * Shutdown: gives up every mail under way at once (a mail server that does not answer would
+   * hold the process for its timeouts) and names them in one `alert_mail_dropped` line. Their
+   * account_alerts rows stay, so they are not raised again in their period: a send cut short
+   * may already have been accepted by the server, and sending it again at the next start could
+   * mail it twice. Alerts raised after this are dropped the same way.
+   */
+  close(): void {
+    if (this.stopping.signal.aborted) return;
+    this.stopping.abort();
+    if (this.inFlight.size > 0) this.dropped([...this.inFlight.values()]);
+  }
+
+  private dropped(alerts: Pending[]): void {
+    this.d.log.warn('alert_mail_dropped', { count: alerts.length, alerts });
+  }
+
+  private track(about: Pending, mail: () => Promise<void>): void {
+    if (this.stopping.signal.aborted) return this.dropped([about]);
+    // Once stopping, what fails is a mail given up, already named in the dropped line.
+    const q = mail().catch((err) => {
+      if (!this.stopping.signal.aborted) this.d.log.error('alert_mail_failed', errorFields(err));
+    });
+    this.inFlight.set(q, about);
     void q.finally(() => this.inFlight.delete(q));
   }
 
@@ -153,18 +190,21 @@ export class AlertMail {
       return;
     }
     const to = [...new Set([...accountAddresses, setup.ownerAddress].filter(Boolean).map((a) => a.toLowerCase()))];
+    const signal = this.stopping.signal;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.send(setup.server, { ...message, to });
+        await this.send(setup.server, { ...message, to }, signal);
         this.d.log.info('alert_mail_sent', { kind, owner: ownerId, recipients: to.length });
         return;
       } catch (err) {
+        if (signal.aborted) return;
         const transient = err instanceof MailError ? err.transient : false;
         if (!transient || attempt >= ATTEMPTS) {
           this.d.log.warn('alert_mail_failed', { kind, owner: ownerId, attempts: attempt, code: err instanceof MailError ? err.code : 'mail_failed', message: err instanceof MailError ? err.message : 'Sending the mail failed' });
           return;
         }
-        await new Promise((r) => setTimeout(r, this.d.retryMs ?? 5_000));
+        // Rejects at once when shutdown aborts the wait; track() takes it as a mail given up.
+        await sleep(this.d.retryMs ?? 5_000, undefined, { signal });
       }
     }
   }

@@ -7,6 +7,7 @@ import { parseResourcePaths } from '../../domain/access/allow-lists';
 import { parseModelLimitsJson, type ModelLimitMap } from '../../domain/mapping/model-limits';
 import { parsePricing, type PricingOverrides } from '../../domain/pricing/overrides';
 import { parseUnpricedPolicy, REFUSE_UNPRICED, type UnpricedPolicy } from '../../domain/pricing/unpriced-policy';
+import { DEFAULT_OUTPUT_LIMIT, parseOutputLimit } from '../../domain/pricing/estimate';
 
 /** An Owner's configuration parsed once per change, as the proxy's hot path reads it. */
 export interface OwnerRouting {
@@ -22,6 +23,8 @@ export interface OwnerRouting {
   pricing: PricingOverrides;
   /** UNPRICED_MODEL_POLICY: refuse (default) or bill at a fallback price. */
   unpricedPolicy: UnpricedPolicy;
+  /** DEFAULT_OUTPUT_LIMIT: output reserved for a model the catalogue gives no output limit. */
+  defaultOutputLimit: number;
 }
 
 type Listener = (ownerId: number) => void;
@@ -89,6 +92,7 @@ export class OwnerConfigStore {
       modelLimits: safe(() => parseModelLimitsJson(v.get('MODEL_LIMITS') ?? ''), {}),
       pricing: safe(() => parsePricing(v.get('PRICING') ?? ''), {}),
       unpricedPolicy: safe(() => parseUnpricedPolicy(v.get('UNPRICED_MODEL_POLICY') ?? ''), REFUSE_UNPRICED),
+      defaultOutputLimit: safe(() => parseOutputLimit(v.get('DEFAULT_OUTPUT_LIMIT') ?? ''), DEFAULT_OUTPUT_LIMIT),
     };
     if (keep) this.parsed.set(ownerId, routing);
     return routing;

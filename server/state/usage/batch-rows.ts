@@ -80,6 +80,9 @@ const text = (s: string | undefined, max: number) => {
   return clean.length > max ? clean.slice(0, max) : clean;
 };
 
+/** A time in whole milliseconds within int4, or absent. */
+const millis = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.min(Math.round(n), INT_MAX) : undefined);
+
 const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), INT_MAX) : 0);
 
 /**
@@ -103,5 +106,7 @@ export function sanitize(e: UsageEvent, makeRequestId: () => string): UsageEvent
     status: e.status === 'abnormal' ? 'abnormal' : 'ok',
     at: e.at instanceof Date && !Number.isNaN(e.at.getTime()) ? e.at : new Date(),
     requestId: typeof e.requestId === 'string' && e.requestId ? text(e.requestId, 200) : makeRequestId(),
+    durationMs: millis(e.durationMs),
+    firstByteMs: millis(e.firstByteMs),
   };
 }

@@ -30,10 +30,10 @@ const HEARTBEAT_MS = 3_000;
 
 export interface JournalPosition { segment: number; offset: number }
 
-type EventLine = [number, number, number, string, string, number | null, number | null, string, number, number, number, number, number, string, number, string | undefined];
+type EventLine = [number, number, number, string, string, number | null, number | null, string, number, number, number, number, number, string, number, string | undefined, (number | null)?, (number | null)?];
 
 export function encodeEvent(seq: number, e: UsageEvent): string {
-  const line: EventLine = [seq, e.accountId, e.ownerId, e.dna, e.model, e.level, e.keyId, e.endpoint, e.prompt, e.completion, e.reasoning, e.cached, e.creditUsed, e.status, e.at.getTime(), e.requestId];
+  const line: EventLine = [seq, e.accountId, e.ownerId, e.dna, e.model, e.level, e.keyId, e.endpoint, e.prompt, e.completion, e.reasoning, e.cached, e.creditUsed, e.status, e.at.getTime(), e.requestId, e.durationMs ?? null, e.firstByteMs ?? null];
   return `${JSON.stringify(line)}\n`;
 }
 
@@ -43,6 +43,8 @@ export function decodeEvent(l: EventLine): { seq: number; event: UsageEvent } {
     event: {
       accountId: l[1], ownerId: l[2], dna: l[3], model: l[4], level: l[5], keyId: l[6], endpoint: l[7], prompt: l[8], completion: l[9],
       reasoning: l[10], cached: l[11], creditUsed: l[12], status: l[13] === 'abnormal' ? 'abnormal' : 'ok', at: new Date(l[14]), requestId: l[15] ?? undefined,
+      // Lines written before the timings were kept end at the request ID.
+      durationMs: l[16] ?? undefined, firstByteMs: l[17] ?? undefined,
     },
   };
 }

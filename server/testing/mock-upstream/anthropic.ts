@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { answerText, contentText, messagesText, mockId, playStream, sendJson, splitText, usageFor, type Frame, type Usage } from './common';
+import { createHash } from 'node:crypto';
+import { answerText, contentText, estimateTokens, messagesText, mockId, playStream, sendJson, splitText, stopAt, usageFor, type Frame, type Usage } from './common';
 import type { Call } from './openai';
 
 const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
@@ -21,13 +22,59 @@ export function anthropicError(res: ServerResponse, status: number, message: str
 
 function anthropicUsage(u: Usage, outputTokens = u.completion_tokens) {
   const cached = Math.min(u.cached_tokens ?? 0, u.prompt_tokens);
+  const written = Math.min(u.cache_write_tokens ?? 0, u.prompt_tokens - cached);
   return {
-    input_tokens: u.prompt_tokens - cached,
-    cache_creation_input_tokens: 0,
+    input_tokens: u.prompt_tokens - cached - written,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
     output_tokens: outputTokens,
+    ...(u.reasoning_tokens ? { output_tokens_details: { thinking_tokens: u.reasoning_tokens } } : {}),
     service_tier: 'standard',
   };
+}
+
+/** A thinking block's signature: only the mock can make one, and it covers the thinking text, as Anthropic's do. */
+export function signThinking(thinking: string): string {
+  return `sig_${createHash('sha256').update(`mock-signing-key:${thinking}`).digest('base64')}`;
+}
+
+type Block = Record<string, any>;
+const blocksOf = (content: unknown): Block[] => (Array.isArray(content) ? content.filter((b) => b && typeof b === 'object') : []);
+
+/**
+ * What Anthropic refuses in a conversation with thinking: a thinking block whose signature does
+ * not match its text, and (thinking enabled) a last assistant turn with tool use that does
+ * not start with its thinking block. Null when the messages pass.
+ */
+function thinkingProblem(body: Record<string, unknown>): string | null {
+  const msgs = body.messages as { role?: string; content?: unknown }[];
+  for (let i = 0; i < msgs.length; i++) {
+    for (const [j, b] of blocksOf(msgs[i].content).entries()) {
+      if (b.type === 'thinking' && b.signature !== signThinking(String(b.thinking ?? ''))) return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+    }
+  }
+  const enabled = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
+  const lastAssistant = msgs.map((m, i) => [m, i] as const).filter(([m]) => m.role === 'assistant').at(-1);
+  if (enabled && lastAssistant) {
+    const blocks = blocksOf(lastAssistant[0].content);
+    if (blocks.some((b) => b.type === 'tool_use') && blocks[0]?.type !== 'thinking' && blocks[0]?.type !== 'redacted_thinking') {
+      return `messages.${lastAssistant[1]}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(blocks[0]?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`;
+    }
+  }
+  return null;
+}
+
+/** The request offers tools and its last turn is not a tool result: the behaviour's tool call is due. */
+function toolCallDue(c: Call): boolean {
+  if (!c.behaviour.toolCall || !Array.isArray(c.body.tools) || c.body.tools.length === 0) return false;
+  const last = (c.body.messages as { role?: string; content?: unknown }[]).at(-1);
+  return !(last?.role === 'user' && blocksOf(last.content).some((b) => b.type === 'tool_result'));
+}
+
+/** `POST /v1/messages/count_tokens`: the mock's estimate of the prompt, as `{input_tokens}`. */
+export function countTokens(c: Call): void {
+  const prompt = [contentText(c.body.system), messagesText(c.body.messages)].filter(Boolean).join('\n');
+  sendJson(c.res, 200, { input_tokens: estimateTokens(prompt) });
 }
 
 /** Anthropic checks these before anything else; the mock does too, so a proxy that drops them is caught. */
@@ -40,7 +87,7 @@ export function anthropicPreconditions(c: Call): boolean {
     anthropicError(c.res, 400, 'anthropic-version: header is required');
     return false;
   }
-  if (typeof c.body.max_tokens !== 'number') {
+  if (typeof c.body.max_tokens !== 'number' && !c.req.url?.endsWith('/count_tokens')) {
     anthropicError(c.res, 400, 'max_tokens: Field required');
     return false;
   }
@@ -51,31 +98,57 @@ export function anthropicPreconditions(c: Call): boolean {
   return true;
 }
 
-/** `POST /v1/messages`, whole or as Anthropic's event stream. */
+/**
+ * `POST /v1/messages`, whole or as Anthropic's event stream: a signed thinking block first when
+ * the request enables thinking, then the text (cut at a stop sequence) or the behaviour's tool call.
+ */
 export async function messages(c: Call): Promise<void> {
-  const text = answerText(c.behaviour, c.model);
+  const problem = thinkingProblem(c.body);
+  if (problem) return anthropicError(c.res, 400, problem);
+  const cut = stopAt(answerText(c.behaviour, c.model), c.body.stop_sequences);
+  const text = cut.text;
   const prompt = [contentText(c.body.system), messagesText(c.body.messages)].filter(Boolean).join('\n');
   const usage = usageFor(c.behaviour, prompt, text);
   const id = mockId('msg_');
-  const message = (content: unknown[], stopReason: string | null, u: ReturnType<typeof anthropicUsage>) => ({
-    id, type: 'message', role: 'assistant', model: c.model, content, stop_reason: stopReason, stop_sequence: null, usage: u,
+  const thinking = (c.body.thinking as { type?: string } | undefined)?.type === 'enabled' ? c.behaviour.thinking ?? 'Let me think about this.' : null;
+  const tool = toolCallDue(c) ? { id: mockId('toolu_'), ...c.behaviour.toolCall! } : null;
+  const stopReason = tool ? 'tool_use' : cut.stop !== null ? 'stop_sequence' : 'end_turn';
+  const message = (content: unknown[], done: boolean, u: ReturnType<typeof anthropicUsage>) => ({
+    id, type: 'message', role: 'assistant', model: c.model, content, stop_reason: done ? stopReason : null, stop_sequence: done ? cut.stop : null, usage: u,
   });
   if (c.body.stream !== true) {
-    sendJson(c.res, 200, message([{ type: 'text', text }], 'end_turn', anthropicUsage(usage)));
+    const content: unknown[] = [];
+    if (thinking !== null) content.push({ type: 'thinking', thinking, signature: signThinking(thinking) });
+    if (tool) content.push({ type: 'tool_use', id: tool.id, name: tool.name, input: tool.arguments });
+    else content.push({ type: 'text', text });
+    sendJson(c.res, 200, message(content, true, anthropicUsage(usage)));
     return;
   }
   // As the real API does: message_start carries the input tokens (and an early output count);
   // message_delta carries the final, cumulative output count.
   const ev = (type: string, fields: Record<string, unknown>): Frame => ({ event: type, data: { type, ...fields } });
-  const head = [
-    ev('message_start', { message: message([], null, anthropicUsage(usage, 1)) }),
-    ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-    ev('ping', {}),
-  ];
-  const content = splitText(text, c.behaviour.chunks ?? 3).map((t) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: t } }));
+  const head = [ev('message_start', { message: message([], false, anthropicUsage(usage, 1)) })];
+  let index = 0;
+  if (thinking !== null) {
+    head.push(
+      ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+      ...splitText(thinking, 2).map((t) => ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: t } })),
+      ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: signThinking(thinking) } }),
+      ev('content_block_stop', { index }),
+    );
+    index += 1;
+  }
+  let content: Frame[];
+  if (tool) {
+    head.push(ev('content_block_start', { index, content_block: { type: 'tool_use', id: tool.id, name: tool.name, input: {} } }));
+    content = splitText(JSON.stringify(tool.arguments), c.behaviour.chunks ?? 2).map((p) => ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: p } }));
+  } else {
+    head.push(ev('content_block_start', { index, content_block: { type: 'text', text: '' } }), ev('ping', {}));
+    content = splitText(text, c.behaviour.chunks ?? 3).map((t) => ev('content_block_delta', { index, delta: { type: 'text_delta', text: t } }));
+  }
   const tail = [
-    ev('content_block_stop', { index: 0 }),
-    ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.completion_tokens } }),
+    ev('content_block_stop', { index }),
+    ev('message_delta', { delta: { stop_reason: stopReason, stop_sequence: cut.stop }, usage: { output_tokens: usage.completion_tokens, ...(usage.reasoning_tokens ? { output_tokens_details: { thinking_tokens: usage.reasoning_tokens } } : {}) } }),
     ev('message_stop', {}),
   ];
   await playStream(c.req, c.res, c.behaviour, { head, content, tail });

@@ -37,11 +37,29 @@ export interface Behaviour {
   /**
    * Usage to report. `prompt_tokens` includes `cached_tokens` (OpenAI's meaning); the Anthropic
    * format reports them as `input_tokens = prompt_tokens - cached_tokens` plus `cache_read_input_tokens`.
-   * `reasoning_tokens` is part of `completion_tokens`.
+   * `reasoning_tokens` is part of `completion_tokens` (Anthropic: `output_tokens_details.thinking_tokens`).
    */
   usage?: Usage;
   /** The assistant text (split across chunks when streaming). */
   text?: string;
+  /**
+   * An error answer (`status`) whose message echoes what the request carried: its credential
+   * (as sent, URL-encoded, base64), its Authorization header and the URL it reached (this host).
+   */
+  echoCredentials?: boolean;
+  /** Streaming: after N content chunks, this frame (an upstream's error event), then the end of the stream. */
+  streamError?: { afterChunks: number } & Frame;
+  /**
+   * A tool call to answer with when the request offers tools and its last turn is not a tool
+   * result (Anthropic `tool_use`, OpenAI `tool_calls`); after a tool result the text answer comes.
+   */
+  toolCall?: { name: string; arguments: Record<string, unknown> };
+  /**
+   * The model's thinking, answered when the request asks for it: Anthropic's signed thinking
+   * block (with `thinking.type: "enabled"`), or `reasoning_content` on chat completions (with
+   * `reasoning_effort`, as reasoning providers send it).
+   */
+  thinking?: string;
 }
 
 export interface Usage {
@@ -49,6 +67,20 @@ export interface Usage {
   completion_tokens: number;
   reasoning_tokens?: number;
   cached_tokens?: number;
+  /** Input tokens written to the cache (Anthropic's cache_creation_input_tokens), part of prompt_tokens. */
+  cache_write_tokens?: number;
+}
+
+/** The answer text cut at the first stop sequence it contains, and which one (null when none). */
+export function stopAt(text: string, stops: unknown): { text: string; stop: string | null } {
+  const list = typeof stops === 'string' ? [stops] : Array.isArray(stops) ? stops.filter((x): x is string => typeof x === 'string' && x !== '') : [];
+  let cut = -1;
+  let stop: string | null = null;
+  for (const s of list) {
+    const i = text.indexOf(s);
+    if (i !== -1 && (cut === -1 || i < cut)) { cut = i; stop = s; }
+  }
+  return cut === -1 ? { text, stop: null } : { text: text.slice(0, cut), stop };
 }
 
 /** One SSE frame: `event:` line (optional) and its JSON (or literal) data. */
@@ -158,6 +190,11 @@ export async function playStream(req: IncomingMessage, res: ServerResponse, b: B
     if (gone) return;
     await writeFrame(res, script.content[i]);
     if (await stall(i + 1)) return;
+    if (b.streamError && i + 1 >= b.streamError.afterChunks) {
+      await writeFrame(res, b.streamError);
+      if (!gone) res.end();
+      return;
+    }
   }
   if (delay > 0) await sleep(delay);
   for (const f of script.tail) {

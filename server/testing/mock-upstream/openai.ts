@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import {
-  answerText, contentText, estimateTokens, messagesText, mockId, nowSeconds, playStream, sendJson, splitText, usageFor,
+  answerText, contentText, estimateTokens, messagesText, mockId, nowSeconds, playStream, sendJson, splitText, stopAt, usageFor,
   type Behaviour, type Frame, type Usage,
 } from './common';
 
@@ -40,16 +40,47 @@ function chatUsage(u: Usage) {
   };
 }
 
-/** `POST /v1/chat/completions` (and the Azure and Vertex forms of it). */
+type ChatMsg = { role?: string; content?: unknown; tool_calls?: { id?: string }[]; tool_call_id?: string };
+
+/** OpenAI refuses a tool message that answers no tool call of the assistant turn before it. */
+function toolOrderProblem(messages: ChatMsg[]): string | null {
+  let open = new Set<string>();
+  for (const m of messages) {
+    if (m.role === 'assistant') open = new Set((m.tool_calls ?? []).map((t) => String(t.id)));
+    else if (m.role === 'tool') {
+      if (!open.has(String(m.tool_call_id))) return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+    } else open = new Set();
+  }
+  return null;
+}
+
+/**
+ * `POST /v1/chat/completions` (and the Azure and Vertex forms of it): the text cut at a `stop`
+ * sequence, or the behaviour's tool call when tools are offered and the last message is not a
+ * tool result; `reasoning_content` first when the request sets `reasoning_effort` and the
+ * behaviour has thinking.
+ */
 export async function chatCompletions(c: Call): Promise<void> {
-  const text = answerText(c.behaviour, c.model);
+  const msgs = c.body.messages as ChatMsg[];
+  const order = toolOrderProblem(msgs);
+  if (order) return openaiError(c.res, 400, order);
+  const text = stopAt(answerText(c.behaviour, c.model), c.body.stop).text;
   const usage = usageFor(c.behaviour, messagesText(c.body.messages), text);
   const id = mockId('chatcmpl-');
   const created = nowSeconds();
+  const offered = Array.isArray(c.body.tools) && c.body.tools.length > 0;
+  const call = c.behaviour.toolCall && offered && msgs.at(-1)?.role !== 'tool'
+    ? { id: mockId('call_'), type: 'function', function: { name: c.behaviour.toolCall.name, arguments: JSON.stringify(c.behaviour.toolCall.arguments) } }
+    : null;
+  const reasoning = typeof c.body.reasoning_effort === 'string' && c.behaviour.thinking ? c.behaviour.thinking : null;
+  const finish = call ? 'tool_calls' : 'stop';
   if (c.body.stream !== true) {
+    const message = call
+      ? { role: 'assistant', content: null, tool_calls: [call], refusal: null }
+      : { role: 'assistant', content: text, refusal: null };
     sendJson(c.res, 200, {
       id, object: 'chat.completion', created, model: c.model, system_fingerprint: 'fp_mock',
-      choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: reasoning ? { ...message, reasoning_content: reasoning } : message, logprobs: null, finish_reason: finish }],
       usage: chatUsage(usage),
     });
     return;
@@ -60,13 +91,19 @@ export async function chatCompletions(c: Call): Promise<void> {
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): Frame => ({
     data: { id, object: 'chat.completion.chunk', created, model: c.model, system_fingerprint: 'fp_mock', choices, ...(includeUsage ? { usage: null } : {}), ...extra },
   });
-  const pieces = splitText(text, c.behaviour.chunks ?? 3);
-  const content = pieces.map((p, i) =>
-    chunk([{ index: 0, delta: i === 0 ? { role: 'assistant', content: p } : { content: p }, logprobs: null, finish_reason: null }]));
-  const tail: Frame[] = [chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }])];
+  const delta = (d: Record<string, unknown>) => chunk([{ index: 0, delta: d, logprobs: null, finish_reason: null }]);
+  const head: Frame[] = reasoning ? [delta({ role: 'assistant', content: null, reasoning_content: reasoning })] : [];
+  let content: Frame[];
+  if (call) {
+    head.push(delta({ ...(reasoning ? {} : { role: 'assistant', content: null }), tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+    content = splitText(call.function.arguments, c.behaviour.chunks ?? 2).map((a) => delta({ tool_calls: [{ index: 0, function: { arguments: a } }] }));
+  } else {
+    content = splitText(text, c.behaviour.chunks ?? 3).map((p, i) => delta(i === 0 && !reasoning ? { role: 'assistant', content: p } : { content: p }));
+  }
+  const tail: Frame[] = [chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finish }])];
   if (includeUsage) tail.push(chunk([], { usage: chatUsage(usage) }));
   if (!c.behaviour.omitDone) tail.push({ data: '[DONE]' });
-  await playStream(c.req, c.res, c.behaviour, { head: [], content, tail });
+  await playStream(c.req, c.res, c.behaviour, { head, content, tail });
 }
 
 function responsesInputText(body: Record<string, unknown>): string {
@@ -88,11 +125,27 @@ function responsesUsage(u: Usage) {
   };
 }
 
-/** `POST /v1/responses`: the Responses API, whole or as its typed event stream. */
+/** Stored responses per upstream credential: as at OpenAI, a response is known only to the organization (here: key) that created it. */
+const storedResponses = new Map<string, Set<string>>();
+
+/**
+ * `POST /v1/responses`: the Responses API, whole or as its typed event stream. A
+ * `previous_response_id` this credential did not create is refused as OpenAI refuses it.
+ */
 export async function responses(c: Call): Promise<void> {
+  const credential = /^Bearer\s+(\S+)$/i.exec(c.req.headers.authorization ?? '')?.[1] ?? '';
+  const previous = c.body.previous_response_id;
+  if (typeof previous === 'string' && !storedResponses.get(credential)?.has(previous)) {
+    return sendJson(c.res, 400, { error: { message: `Previous response with id '${previous}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } });
+  }
   const text = answerText(c.behaviour, c.model);
   const usage = usageFor(c.behaviour, responsesInputText(c.body), text);
   const id = mockId('resp_');
+  if (c.body.store !== false) {
+    let set = storedResponses.get(credential);
+    if (!set) storedResponses.set(credential, (set = new Set()));
+    set.add(id);
+  }
   const msgId = mockId('msg_');
   const base = {
     id, object: 'response', created_at: nowSeconds(), model: c.model, error: null, incomplete_details: null,

@@ -70,7 +70,7 @@ export function hints(): Hints {
     deployments: fc.constant({ 'gpt-4o': 'gpt4o-deploy' }),
     title: fc.string({ minLength: 1, maxLength: 30 }),
     content: fc.string({ minLength: 1, maxLength: 60 }),
-    // Never today's `<date>-ROTATE-SELF`: a rotated Root key would end the run.
+    // fixed-date: never today's `<date>-ROTATE-SELF` (1970 never comes back): a rotated Root key would end the run.
     confirm: fc.constantFrom('ROTATE-SELF', '1970-01-01-ROTATE-SELF', 'yes'),
   };
 }

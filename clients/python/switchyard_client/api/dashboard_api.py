@@ -832,6 +832,7 @@ class DashboardApi(object):
         :param str model:
         :param str status:
         :param str request_id:
+        :param str scope:
         :param _preload_content: if False, the urllib3.HTTPResponse object will
                                  be returned without reading/decoding response
                                  data. Default is True.
@@ -864,6 +865,7 @@ class DashboardApi(object):
         :param str model:
         :param str status:
         :param str request_id:
+        :param str scope:
         :param _return_http_data_only: response data without head status code
                                        and headers
         :param _preload_content: if False, the urllib3.HTTPResponse object will
@@ -888,7 +890,8 @@ class DashboardApi(object):
             'until',
             'model',
             'status',
-            'request_id'
+            'request_id',
+            'scope'
         ]
         all_params.extend(
             [
@@ -961,6 +964,8 @@ class DashboardApi(object):
             query_params.append(('status', local_var_params['status']))  # noqa: E501
         if 'request_id' in local_var_params and local_var_params['request_id'] is not None:  # noqa: E501
             query_params.append(('request_id', local_var_params['request_id']))  # noqa: E501
+        if 'scope' in local_var_params and local_var_params['scope'] is not None:  # noqa: E501
+            query_params.append(('scope', local_var_params['scope']))  # noqa: E501
 
         header_params = {}
 

@@ -268,7 +268,7 @@ class AccountCreate(object):
     def credit_granted(self):
         """Gets the credit_granted of this AccountCreate.  # noqa: E501
 
-        Credit (USD) on the new account's first card, rounded to 6 decimals. A user account needs at least UserMinBalance; at most 1,000,000,000. A non-Owner parent pays CreditGranted / Rates × its own Rates.  # noqa: E501
+        Credit (USD) on the new account's first card, rounded to 6 decimals; at most 1,000,000,000. A user account below UserMinBalance is raised to it (the answer's Transfer says what was granted and what was asked). A non-Owner parent pays CreditGranted / Rates × its own Rates, and is refused 402 when it has less.  # noqa: E501
 
         :return: The credit_granted of this AccountCreate.  # noqa: E501
         :rtype: float
@@ -279,7 +279,7 @@ class AccountCreate(object):
     def credit_granted(self, credit_granted):
         """Sets the credit_granted of this AccountCreate.
 
-        Credit (USD) on the new account's first card, rounded to 6 decimals. A user account needs at least UserMinBalance; at most 1,000,000,000. A non-Owner parent pays CreditGranted / Rates × its own Rates.  # noqa: E501
+        Credit (USD) on the new account's first card, rounded to 6 decimals; at most 1,000,000,000. A user account below UserMinBalance is raised to it (the answer's Transfer says what was granted and what was asked). A non-Owner parent pays CreditGranted / Rates × its own Rates, and is refused 402 when it has less.  # noqa: E501
 
         :param credit_granted: The credit_granted of this AccountCreate.  # noqa: E501
         :type: float

@@ -41,6 +41,7 @@ class ConfigUpdate(object):
         'model_limits': 'str',
         'pricing': 'str',
         'unpriced_model_policy': 'str',
+        'default_output_limit': 'str',
         'xai_mail': 'str',
         'email_smtp': 'str',
         'email_port': 'str',
@@ -57,6 +58,7 @@ class ConfigUpdate(object):
         'model_limits': 'MODEL_LIMITS',
         'pricing': 'PRICING',
         'unpriced_model_policy': 'UNPRICED_MODEL_POLICY',
+        'default_output_limit': 'DEFAULT_OUTPUT_LIMIT',
         'xai_mail': 'XAI_MAIL',
         'email_smtp': 'EMAIL_SMTP',
         'email_port': 'EMAIL_PORT',
@@ -64,7 +66,7 @@ class ConfigUpdate(object):
         'email_pass': 'EMAIL_PASS'
     }
 
-    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, email_pass=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, default_output_limit=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, email_pass=None, local_vars_configuration=None):  # noqa: E501
         """ConfigUpdate - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -78,6 +80,7 @@ class ConfigUpdate(object):
         self._model_limits = None
         self._pricing = None
         self._unpriced_model_policy = None
+        self._default_output_limit = None
         self._xai_mail = None
         self._email_smtp = None
         self._email_port = None
@@ -101,6 +104,8 @@ class ConfigUpdate(object):
             self.pricing = pricing
         if unpriced_model_policy is not None:
             self.unpriced_model_policy = unpriced_model_policy
+        if default_output_limit is not None:
+            self.default_output_limit = default_output_limit
         if xai_mail is not None:
             self.xai_mail = xai_mail
         if email_smtp is not None:
@@ -303,6 +308,30 @@ class ConfigUpdate(object):
             raise ValueError("Invalid value for `unpriced_model_policy`, length must be less than or equal to `100`")  # noqa: E501
 
         self._unpriced_model_policy = unpriced_model_policy
+
+    @property
+    def default_output_limit(self):
+        """Gets the default_output_limit of this ConfigUpdate.  # noqa: E501
+
+
+        :return: The default_output_limit of this ConfigUpdate.  # noqa: E501
+        :rtype: str
+        """
+        return self._default_output_limit
+
+    @default_output_limit.setter
+    def default_output_limit(self, default_output_limit):
+        """Sets the default_output_limit of this ConfigUpdate.
+
+
+        :param default_output_limit: The default_output_limit of this ConfigUpdate.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                default_output_limit is not None and len(default_output_limit) > 20):
+            raise ValueError("Invalid value for `default_output_limit`, length must be less than or equal to `20`")  # noqa: E501
+
+        self._default_output_limit = default_output_limit
 
     @property
     def xai_mail(self):

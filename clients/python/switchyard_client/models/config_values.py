@@ -41,6 +41,7 @@ class ConfigValues(object):
         'model_limits': 'str',
         'pricing': 'str',
         'unpriced_model_policy': 'str',
+        'default_output_limit': 'str',
         'xai_mail': 'str',
         'email_smtp': 'str',
         'email_port': 'str',
@@ -56,13 +57,14 @@ class ConfigValues(object):
         'model_limits': 'MODEL_LIMITS',
         'pricing': 'PRICING',
         'unpriced_model_policy': 'UNPRICED_MODEL_POLICY',
+        'default_output_limit': 'DEFAULT_OUTPUT_LIMIT',
         'xai_mail': 'XAI_MAIL',
         'email_smtp': 'EMAIL_SMTP',
         'email_port': 'EMAIL_PORT',
         'email_auth': 'EMAIL_AUTH'
     }
 
-    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, default_output_limit=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, local_vars_configuration=None):  # noqa: E501
         """ConfigValues - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -76,6 +78,7 @@ class ConfigValues(object):
         self._model_limits = None
         self._pricing = None
         self._unpriced_model_policy = None
+        self._default_output_limit = None
         self._xai_mail = None
         self._email_smtp = None
         self._email_port = None
@@ -90,6 +93,7 @@ class ConfigValues(object):
         self.model_limits = model_limits
         self.pricing = pricing
         self.unpriced_model_policy = unpriced_model_policy
+        self.default_output_limit = default_output_limit
         self.xai_mail = xai_mail
         self.email_smtp = email_smtp
         self.email_port = email_port
@@ -278,6 +282,29 @@ class ConfigValues(object):
             raise ValueError("Invalid value for `unpriced_model_policy`, must not be `None`")  # noqa: E501
 
         self._unpriced_model_policy = unpriced_model_policy
+
+    @property
+    def default_output_limit(self):
+        """Gets the default_output_limit of this ConfigValues.  # noqa: E501
+
+
+        :return: The default_output_limit of this ConfigValues.  # noqa: E501
+        :rtype: str
+        """
+        return self._default_output_limit
+
+    @default_output_limit.setter
+    def default_output_limit(self, default_output_limit):
+        """Sets the default_output_limit of this ConfigValues.
+
+
+        :param default_output_limit: The default_output_limit of this ConfigValues.  # noqa: E501
+        :type: str
+        """
+        if self.local_vars_configuration.client_side_validation and default_output_limit is None:  # noqa: E501
+            raise ValueError("Invalid value for `default_output_limit`, must not be `None`")  # noqa: E501
+
+        self._default_output_limit = default_output_limit
 
     @property
     def xai_mail(self):

@@ -37,7 +37,8 @@ class CreditTransfer(object):
         'from_id': 'int',
         'to_id': 'int',
         'debited': 'float',
-        'credited': 'float'
+        'credited': 'float',
+        'requested': 'float'
     }
 
     attribute_map = {
@@ -45,10 +46,11 @@ class CreditTransfer(object):
         'from_id': 'FromID',
         'to_id': 'ToID',
         'debited': 'Debited',
-        'credited': 'Credited'
+        'credited': 'Credited',
+        'requested': 'Requested'
     }
 
-    def __init__(self, kind=None, from_id=None, to_id=None, debited=None, credited=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, kind=None, from_id=None, to_id=None, debited=None, credited=None, requested=None, local_vars_configuration=None):  # noqa: E501
         """CreditTransfer - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -59,6 +61,7 @@ class CreditTransfer(object):
         self._to_id = None
         self._debited = None
         self._credited = None
+        self._requested = None
         self.discriminator = None
 
         self.kind = kind
@@ -66,6 +69,8 @@ class CreditTransfer(object):
         self.to_id = to_id
         self.debited = debited
         self.credited = credited
+        if requested is not None:
+            self.requested = requested
 
     @property
     def kind(self):
@@ -203,6 +208,29 @@ class CreditTransfer(object):
             raise ValueError("Invalid value for `credited`, must not be `None`")  # noqa: E501
 
         self._credited = credited
+
+    @property
+    def requested(self):
+        """Gets the requested of this CreditTransfer.  # noqa: E501
+
+        The CreditGranted asked for, present only when the gateway adjusted it (a new user account is raised to UserMinBalance): Credited is what was granted  # noqa: E501
+
+        :return: The requested of this CreditTransfer.  # noqa: E501
+        :rtype: float
+        """
+        return self._requested
+
+    @requested.setter
+    def requested(self, requested):
+        """Sets the requested of this CreditTransfer.
+
+        The CreditGranted asked for, present only when the gateway adjusted it (a new user account is raised to UserMinBalance): Credited is what was granted  # noqa: E501
+
+        :param requested: The requested of this CreditTransfer.  # noqa: E501
+        :type: float
+        """
+
+        self._requested = requested
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -42,6 +42,7 @@ class OwnerConfUpdate(object):
         'model_failover': 'str',
         'del_keys': 'bool',
         'model_limits': 'JsonValue',
+        'default_output_limit': 'str',
         'unpriced_model_policy': 'str'
     }
 
@@ -55,10 +56,11 @@ class OwnerConfUpdate(object):
         'model_failover': 'ModelFailover',
         'del_keys': 'DelKeys',
         'model_limits': 'ModelLimits',
+        'default_output_limit': 'DefaultOutputLimit',
         'unpriced_model_policy': 'UnpricedModelPolicy'
     }
 
-    def __init__(self, load_keys=None, log_enable=None, save_cache=None, resources=None, level_mapper=None, model_mapper=None, model_failover=None, del_keys=None, model_limits=None, unpriced_model_policy=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, load_keys=None, log_enable=None, save_cache=None, resources=None, level_mapper=None, model_mapper=None, model_failover=None, del_keys=None, model_limits=None, default_output_limit=None, unpriced_model_policy=None, local_vars_configuration=None):  # noqa: E501
         """OwnerConfUpdate - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -73,6 +75,7 @@ class OwnerConfUpdate(object):
         self._model_failover = None
         self._del_keys = None
         self._model_limits = None
+        self._default_output_limit = None
         self._unpriced_model_policy = None
         self.discriminator = None
 
@@ -94,6 +97,8 @@ class OwnerConfUpdate(object):
             self.del_keys = del_keys
         if model_limits is not None:
             self.model_limits = model_limits
+        if default_output_limit is not None:
+            self.default_output_limit = default_output_limit
         if unpriced_model_policy is not None:
             self.unpriced_model_policy = unpriced_model_policy
 
@@ -305,6 +310,32 @@ class OwnerConfUpdate(object):
         """
 
         self._model_limits = model_limits
+
+    @property
+    def default_output_limit(self):
+        """Gets the default_output_limit of this OwnerConfUpdate.  # noqa: E501
+
+        Output tokens reserved for a call without max_tokens on a model the catalogue gives no output limit (DEFAULT_OUTPUT_LIMIT): a whole number from 1 to 10000000; empty restores 131072  # noqa: E501
+
+        :return: The default_output_limit of this OwnerConfUpdate.  # noqa: E501
+        :rtype: str
+        """
+        return self._default_output_limit
+
+    @default_output_limit.setter
+    def default_output_limit(self, default_output_limit):
+        """Sets the default_output_limit of this OwnerConfUpdate.
+
+        Output tokens reserved for a call without max_tokens on a model the catalogue gives no output limit (DEFAULT_OUTPUT_LIMIT): a whole number from 1 to 10000000; empty restores 131072  # noqa: E501
+
+        :param default_output_limit: The default_output_limit of this OwnerConfUpdate.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                default_output_limit is not None and len(default_output_limit) > 20):
+            raise ValueError("Invalid value for `default_output_limit`, length must be less than or equal to `20`")  # noqa: E501
+
+        self._default_output_limit = default_output_limit
 
     @property
     def unpriced_model_policy(self):

@@ -44,6 +44,7 @@ class OwnerConfView(object):
         'unpriced_model_policy': 'UnpricedModelPolicy',
         'unpriced_models': 'list[UnpricedModel]',
         'key_health': 'list[KeyHealthEntry]',
+        'default_output_limit': 'int',
         'user_min_balance': 'float',
         'user_api_balance': 'float'
     }
@@ -60,11 +61,12 @@ class OwnerConfView(object):
         'unpriced_model_policy': 'UnpricedModelPolicy',
         'unpriced_models': 'UnpricedModels',
         'key_health': 'KeyHealth',
+        'default_output_limit': 'DefaultOutputLimit',
         'user_min_balance': 'UserMinBalance',
         'user_api_balance': 'UserApiBalance'
     }
 
-    def __init__(self, resources=None, level_mapper=None, model_mapper=None, model_failover=None, model_limits=None, switch_over=None, sleeping_keys=None, disabled_keys=None, unpriced_model_policy=None, unpriced_models=None, key_health=None, user_min_balance=None, user_api_balance=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, resources=None, level_mapper=None, model_mapper=None, model_failover=None, model_limits=None, switch_over=None, sleeping_keys=None, disabled_keys=None, unpriced_model_policy=None, unpriced_models=None, key_health=None, default_output_limit=None, user_min_balance=None, user_api_balance=None, local_vars_configuration=None):  # noqa: E501
         """OwnerConfView - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -81,6 +83,7 @@ class OwnerConfView(object):
         self._unpriced_model_policy = None
         self._unpriced_models = None
         self._key_health = None
+        self._default_output_limit = None
         self._user_min_balance = None
         self._user_api_balance = None
         self.discriminator = None
@@ -96,6 +99,7 @@ class OwnerConfView(object):
         self.unpriced_model_policy = unpriced_model_policy
         self.unpriced_models = unpriced_models
         self.key_health = key_health
+        self.default_output_limit = default_output_limit
         self.user_min_balance = user_min_balance
         self.user_api_balance = user_api_balance
 
@@ -357,6 +361,37 @@ class OwnerConfView(object):
             raise ValueError("Invalid value for `key_health`, must not be `None`")  # noqa: E501
 
         self._key_health = key_health
+
+    @property
+    def default_output_limit(self):
+        """Gets the default_output_limit of this OwnerConfView.  # noqa: E501
+
+        Output tokens admission reserves for a call that sets no limit, on a model the catalogue gives no output limit (DEFAULT_OUTPUT_LIMIT; 131072 unless set)  # noqa: E501
+
+        :return: The default_output_limit of this OwnerConfView.  # noqa: E501
+        :rtype: int
+        """
+        return self._default_output_limit
+
+    @default_output_limit.setter
+    def default_output_limit(self, default_output_limit):
+        """Sets the default_output_limit of this OwnerConfView.
+
+        Output tokens admission reserves for a call that sets no limit, on a model the catalogue gives no output limit (DEFAULT_OUTPUT_LIMIT; 131072 unless set)  # noqa: E501
+
+        :param default_output_limit: The default_output_limit of this OwnerConfView.  # noqa: E501
+        :type: int
+        """
+        if self.local_vars_configuration.client_side_validation and default_output_limit is None:  # noqa: E501
+            raise ValueError("Invalid value for `default_output_limit`, must not be `None`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                default_output_limit is not None and default_output_limit > 9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `default_output_limit`, must be a value less than or equal to `9007199254740991`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                default_output_limit is not None and default_output_limit < -9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `default_output_limit`, must be a value greater than or equal to `-9007199254740991`")  # noqa: E501
+
+        self._default_output_limit = default_output_limit
 
     @property
     def user_min_balance(self):

@@ -34,6 +34,7 @@ class ProviderKeyCreateConfig(object):
     """
     openapi_types = {
         'provider_type': 'str',
+        'responses': 'bool',
         'deployments': 'dict(str, str)',
         'api_versions': 'dict(str, str)',
         'base_url': 'str',
@@ -44,6 +45,7 @@ class ProviderKeyCreateConfig(object):
 
     attribute_map = {
         'provider_type': 'provider_type',
+        'responses': 'responses',
         'deployments': 'deployments',
         'api_versions': 'api_versions',
         'base_url': 'base_url',
@@ -52,13 +54,14 @@ class ProviderKeyCreateConfig(object):
         'private_key': 'private_key'
     }
 
-    def __init__(self, provider_type=None, deployments=None, api_versions=None, base_url=None, project_id=None, client_email=None, private_key=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, provider_type=None, responses=None, deployments=None, api_versions=None, base_url=None, project_id=None, client_email=None, private_key=None, local_vars_configuration=None):  # noqa: E501
         """ProviderKeyCreateConfig - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
         self.local_vars_configuration = local_vars_configuration
 
         self._provider_type = None
+        self._responses = None
         self._deployments = None
         self._api_versions = None
         self._base_url = None
@@ -68,6 +71,8 @@ class ProviderKeyCreateConfig(object):
         self.discriminator = None
 
         self.provider_type = provider_type
+        if responses is not None:
+            self.responses = responses
         if deployments is not None:
             self.deployments = deployments
         if api_versions is not None:
@@ -101,7 +106,7 @@ class ProviderKeyCreateConfig(object):
         """
         if self.local_vars_configuration.client_side_validation and provider_type is None:  # noqa: E501
             raise ValueError("Invalid value for `provider_type`, must not be `None`")  # noqa: E501
-        allowed_values = ["standard", "azure", "vertex"]  # noqa: E501
+        allowed_values = ["standard", "anthropic", "azure", "vertex"]  # noqa: E501
         if self.local_vars_configuration.client_side_validation and provider_type not in allowed_values:  # noqa: E501
             raise ValueError(
                 "Invalid value for `provider_type` ({0}), must be one of {1}"  # noqa: E501
@@ -109,6 +114,29 @@ class ProviderKeyCreateConfig(object):
             )
 
         self._provider_type = provider_type
+
+    @property
+    def responses(self):
+        """Gets the responses of this ProviderKeyCreateConfig.  # noqa: E501
+
+        false: the provider has chat completions but no Responses API, so /v1/responses calls are translated to chat completions; default true  # noqa: E501
+
+        :return: The responses of this ProviderKeyCreateConfig.  # noqa: E501
+        :rtype: bool
+        """
+        return self._responses
+
+    @responses.setter
+    def responses(self, responses):
+        """Sets the responses of this ProviderKeyCreateConfig.
+
+        false: the provider has chat completions but no Responses API, so /v1/responses calls are translated to chat completions; default true  # noqa: E501
+
+        :param responses: The responses of this ProviderKeyCreateConfig.  # noqa: E501
+        :type: bool
+        """
+
+        self._responses = responses
 
     @property
     def deployments(self):

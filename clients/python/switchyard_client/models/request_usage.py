@@ -33,6 +33,7 @@ class RequestUsage(object):
                             and the value is json key in definition.
     """
     openapi_types = {
+        'account_id': 'int',
         'request_id': 'str',
         'created_at': 'str',
         'model': 'str',
@@ -43,10 +44,13 @@ class RequestUsage(object):
         'reasoning': 'int',
         'cached': 'int',
         'credit_used': 'float',
-        'status': 'str'
+        'status': 'str',
+        'duration_ms': 'int',
+        'first_byte_ms': 'int'
     }
 
     attribute_map = {
+        'account_id': 'account_id',
         'request_id': 'request_id',
         'created_at': 'created_at',
         'model': 'model',
@@ -57,15 +61,18 @@ class RequestUsage(object):
         'reasoning': 'reasoning',
         'cached': 'cached',
         'credit_used': 'credit_used',
-        'status': 'status'
+        'status': 'status',
+        'duration_ms': 'duration_ms',
+        'first_byte_ms': 'first_byte_ms'
     }
 
-    def __init__(self, request_id=None, created_at=None, model=None, endpoint=None, level=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, status=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, account_id=None, request_id=None, created_at=None, model=None, endpoint=None, level=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, status=None, duration_ms=None, first_byte_ms=None, local_vars_configuration=None):  # noqa: E501
         """RequestUsage - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
         self.local_vars_configuration = local_vars_configuration
 
+        self._account_id = None
         self._request_id = None
         self._created_at = None
         self._model = None
@@ -77,8 +84,11 @@ class RequestUsage(object):
         self._cached = None
         self._credit_used = None
         self._status = None
+        self._duration_ms = None
+        self._first_byte_ms = None
         self.discriminator = None
 
+        self.account_id = account_id
         self.request_id = request_id
         self.created_at = created_at
         self.model = model
@@ -90,6 +100,39 @@ class RequestUsage(object):
         self.cached = cached
         self.credit_used = credit_used
         self.status = status
+        self.duration_ms = duration_ms
+        self.first_byte_ms = first_byte_ms
+
+    @property
+    def account_id(self):
+        """Gets the account_id of this RequestUsage.  # noqa: E501
+
+        The account billed  # noqa: E501
+
+        :return: The account_id of this RequestUsage.  # noqa: E501
+        :rtype: int
+        """
+        return self._account_id
+
+    @account_id.setter
+    def account_id(self, account_id):
+        """Sets the account_id of this RequestUsage.
+
+        The account billed  # noqa: E501
+
+        :param account_id: The account_id of this RequestUsage.  # noqa: E501
+        :type: int
+        """
+        if self.local_vars_configuration.client_side_validation and account_id is None:  # noqa: E501
+            raise ValueError("Invalid value for `account_id`, must not be `None`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                account_id is not None and account_id > 9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `account_id`, must be a value less than or equal to `9007199254740991`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                account_id is not None and account_id < -9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `account_id`, must be a value greater than or equal to `-9007199254740991`")  # noqa: E501
+
+        self._account_id = account_id
 
     @property
     def request_id(self):
@@ -383,6 +426,64 @@ class RequestUsage(object):
             )
 
         self._status = status
+
+    @property
+    def duration_ms(self):
+        """Gets the duration_ms of this RequestUsage.  # noqa: E501
+
+        Milliseconds from the call's arrival to its end (a realtime response: from its start to its `response.done`); null for records older than this field  # noqa: E501
+
+        :return: The duration_ms of this RequestUsage.  # noqa: E501
+        :rtype: int
+        """
+        return self._duration_ms
+
+    @duration_ms.setter
+    def duration_ms(self, duration_ms):
+        """Sets the duration_ms of this RequestUsage.
+
+        Milliseconds from the call's arrival to its end (a realtime response: from its start to its `response.done`); null for records older than this field  # noqa: E501
+
+        :param duration_ms: The duration_ms of this RequestUsage.  # noqa: E501
+        :type: int
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                duration_ms is not None and duration_ms > 9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `duration_ms`, must be a value less than or equal to `9007199254740991`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                duration_ms is not None and duration_ms < -9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `duration_ms`, must be a value greater than or equal to `-9007199254740991`")  # noqa: E501
+
+        self._duration_ms = duration_ms
+
+    @property
+    def first_byte_ms(self):
+        """Gets the first_byte_ms of this RequestUsage.  # noqa: E501
+
+        Milliseconds until the answer's head went out, streamed or whole (a realtime response: until its first event); null when unknown  # noqa: E501
+
+        :return: The first_byte_ms of this RequestUsage.  # noqa: E501
+        :rtype: int
+        """
+        return self._first_byte_ms
+
+    @first_byte_ms.setter
+    def first_byte_ms(self, first_byte_ms):
+        """Sets the first_byte_ms of this RequestUsage.
+
+        Milliseconds until the answer's head went out, streamed or whole (a realtime response: until its first event); null when unknown  # noqa: E501
+
+        :param first_byte_ms: The first_byte_ms of this RequestUsage.  # noqa: E501
+        :type: int
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                first_byte_ms is not None and first_byte_ms > 9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `first_byte_ms`, must be a value less than or equal to `9007199254740991`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                first_byte_ms is not None and first_byte_ms < -9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `first_byte_ms`, must be a value greater than or equal to `-9007199254740991`")  # noqa: E501
+
+        self._first_byte_ms = first_byte_ms
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -33,23 +33,28 @@ class StandardProviderConfig(object):
                             and the value is json key in definition.
     """
     openapi_types = {
-        'provider_type': 'str'
+        'provider_type': 'str',
+        'responses': 'bool'
     }
 
     attribute_map = {
-        'provider_type': 'provider_type'
+        'provider_type': 'provider_type',
+        'responses': 'responses'
     }
 
-    def __init__(self, provider_type=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, provider_type=None, responses=None, local_vars_configuration=None):  # noqa: E501
         """StandardProviderConfig - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
         self.local_vars_configuration = local_vars_configuration
 
         self._provider_type = None
+        self._responses = None
         self.discriminator = None
 
         self.provider_type = provider_type
+        if responses is not None:
+            self.responses = responses
 
     @property
     def provider_type(self):
@@ -79,6 +84,29 @@ class StandardProviderConfig(object):
             )
 
         self._provider_type = provider_type
+
+    @property
+    def responses(self):
+        """Gets the responses of this StandardProviderConfig.  # noqa: E501
+
+        false: the provider has chat completions but no Responses API, so /v1/responses calls are translated to chat completions; default true  # noqa: E501
+
+        :return: The responses of this StandardProviderConfig.  # noqa: E501
+        :rtype: bool
+        """
+        return self._responses
+
+    @responses.setter
+    def responses(self, responses):
+        """Sets the responses of this StandardProviderConfig.
+
+        false: the provider has chat completions but no Responses API, so /v1/responses calls are translated to chat completions; default true  # noqa: E501
+
+        :param responses: The responses of this StandardProviderConfig.  # noqa: E501
+        :type: bool
+        """
+
+        self._responses = responses
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -1,25 +1,24 @@
 import type { PooledKey } from '../../../state/provider-keys/key-pool';
 import { isAnthropicHost } from '../../../domain/providers/families';
-import { keyBase, versioned, type CallInfo, type Endpoint, type Prepared, type ProviderKind } from '../types';
+import { keyBase, OPENAI_PATHS, versioned, type AnthropicEndpoint, type CallInfo, type Endpoint, type Prepared, type ProviderKind } from '../types';
+import { ANTHROPIC_VERSION, anthropicHeaders } from '../anthropic/index';
 
 /**
- * `standard`: an OpenAI-compatible upstream (`{Provider}/v1/...` with `Authorization: Bearer`),
- * or an Anthropic one. A call to `/v1/messages` goes to `{Provider}/v1/messages` with
- * `x-api-key` and `anthropic-version` whatever the host (many providers serve Anthropic's
- * format there); a key on anthropic.com serves OpenAI-format calls through Anthropic's
- * OpenAI-compatible `/v1/chat/completions` and has no responses or embeddings endpoint.
+ * `standard`: an OpenAI-compatible upstream (`{Provider}/v1/...` with `Authorization: Bearer`).
+ * It serves every OpenAI-format endpoint, but `/v1/responses` when `config.responses` is
+ * false (a provider with chat completions only: Responses calls are translated to chat);
+ * `/v1/messages` reaches it translated to chat completions. A key on anthropic.com is
+ * Anthropic's API: `/v1/messages` and its token count natively, OpenAI-format chat through
+ * Anthropic's OpenAI-compatible `/v1/chat/completions`, Responses calls translated to messages.
  */
-export const ANTHROPIC_VERSION = '2023-06-01';
-
-const OPENAI_PATHS: Record<Exclude<Endpoint, 'messages'>, string> = {
-  chat: '/chat/completions',
-  responses: '/responses',
-  embeddings: '/embeddings',
-};
+const OPENAI_SERVES: ReadonlySet<Endpoint> = new Set(Object.keys(OPENAI_PATHS) as Endpoint[]);
+const CHAT_ONLY_SERVES: ReadonlySet<Endpoint> = new Set([...OPENAI_SERVES].filter((e) => e !== 'responses'));
+const ANTHROPIC_SERVES: ReadonlySet<Endpoint> = new Set<Endpoint>(['chat', 'messages', 'count_tokens']);
 
 interface Prepared0 {
   origin: string;
   anthropic: boolean;
+  serves: ReadonlySet<Endpoint>;
   paths: Record<Endpoint, string>;
   /** Headers without per-call extras, shared by every call of the key: never mutated. */
   openaiHeaders: Record<string, string>;
@@ -36,11 +35,11 @@ function prepared(key: PooledKey): Prepared0 {
     p = {
       origin: b.origin,
       anthropic,
+      serves: anthropic ? ANTHROPIC_SERVES : key.config.responses === false ? CHAT_ONLY_SERVES : OPENAI_SERVES,
       paths: {
-        chat: versioned(b.basePath, OPENAI_PATHS.chat),
-        responses: versioned(b.basePath, OPENAI_PATHS.responses),
-        embeddings: versioned(b.basePath, OPENAI_PATHS.embeddings),
+        ...(Object.fromEntries(Object.entries(OPENAI_PATHS).map(([e, rest]) => [e, versioned(b.basePath, rest)])) as Record<Exclude<Endpoint, AnthropicEndpoint>, string>),
         messages: versioned(b.basePath, '/messages'),
+        count_tokens: versioned(b.basePath, '/messages/count_tokens'),
       },
       openaiHeaders: anthropic
         ? { authorization: `Bearer ${key.secret}`, 'x-api-key': key.secret, 'anthropic-version': ANTHROPIC_VERSION }
@@ -54,17 +53,13 @@ function prepared(key: PooledKey): Prepared0 {
 
 export const standardKind: ProviderKind = {
   type: 'standard',
+  serves: (key) => prepared(key).serves,
   prepare(key: PooledKey, call: CallInfo): Prepared {
     const p = prepared(key);
-    if (call.endpoint === 'messages') {
-      const version = call.headers['anthropic-version'];
-      const beta = call.headers['anthropic-beta'];
-      const headers = version || beta
-        ? { ...p.anthropicHeaders, ...(version ? { 'anthropic-version': version } : {}), ...(beta ? { 'anthropic-beta': beta } : {}) }
-        : p.anthropicHeaders;
-      return { origin: p.origin, path: p.paths.messages, headers, format: 'anthropic' };
+    if (!p.serves.has(call.endpoint)) return { skip: `this provider has no ${call.endpoint} endpoint` };
+    if (call.endpoint === 'messages' || call.endpoint === 'count_tokens') {
+      return { origin: p.origin, path: p.paths[call.endpoint], headers: anthropicHeaders(p.anthropicHeaders, call.headers), format: 'anthropic' };
     }
-    if (p.anthropic && call.endpoint !== 'chat') return { skip: `an Anthropic provider has no ${call.endpoint} endpoint` };
     const beta = call.headers['openai-beta'];
     const headers = beta ? { ...p.openaiHeaders, 'openai-beta': beta } : p.openaiHeaders;
     return { origin: p.origin, path: p.paths[call.endpoint], headers, format: 'openai' };

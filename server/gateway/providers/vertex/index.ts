@@ -1,5 +1,5 @@
 import type { PooledKey } from '../../../state/provider-keys/key-pool';
-import { keyBase, UpstreamSetupError, type CallInfo, type Prepared, type ProviderKind } from '../types';
+import { keyBase, UpstreamSetupError, type CallInfo, type Endpoint, type Prepared, type ProviderKind } from '../types';
 import type { VertexTokens } from './token';
 
 /**
@@ -52,9 +52,12 @@ function targetOf(key: PooledKey): VertexTarget | null {
   return t;
 }
 
+const SERVES: ReadonlySet<Endpoint> = new Set<Endpoint>(['chat']);
+
 export function createVertexKind(tokens: VertexTokens): ProviderKind {
   return {
     type: 'vertex',
+    serves: () => SERVES,
     async prepare(key: PooledKey, call: CallInfo): Promise<Prepared> {
       if (call.endpoint !== 'chat') return { skip: `a cloud-platform key has no ${call.endpoint} endpoint` };
       const t = targetOf(key);

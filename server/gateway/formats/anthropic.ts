@@ -1,0 +1,474 @@
+import { DEFAULT_OUTPUT_TOKENS } from '../../domain/pricing/estimate';
+import { jsonEvent } from './sse';
+import {
+  chatUsage, dataUrl, nowSeconds, parseArguments, textOf, Untranslatable, usageParts,
+  type ChatChunk, type ChatDelta, type ChatMessage, type ChatRequest, type ChatResponse, type ChatToolCall, type ChatUsage,
+  type Json, type SseEvent, type StreamFailure, type StreamItem, type ThinkingBlock,
+} from './types';
+import { ChunkEncoder, type ClientFormat, type ProviderFormat, type StreamDecoder } from './format';
+
+/**
+ * Anthropic's Messages API ⇄ the canonical Chat Completions form, both ways: as a client
+ * format (Claude Code on an OpenAI-format key) and as a provider format (an OpenAI client on
+ * an Anthropic key).
+ */
+
+/** Thinking budget per OpenAI reasoning effort; Anthropic's minimum budget is 1,024. */
+const EFFORT_BUDGET: Record<string, number> = { minimal: 1024, low: 2048, medium: 8192, high: 24_576 };
+
+export function effortOfBudget(budget: number): string {
+  return budget <= EFFORT_BUDGET.low ? 'low' : budget <= EFFORT_BUDGET.medium ? 'medium' : 'high';
+}
+
+const STOP_TO_FINISH: Record<string, string> = {
+  end_turn: 'stop', stop_sequence: 'stop', pause_turn: 'stop', max_tokens: 'length', model_context_window_exceeded: 'length', tool_use: 'tool_calls', refusal: 'content_filter',
+};
+const FINISH_TO_STOP: Record<string, string> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', function_call: 'tool_use', content_filter: 'refusal' };
+
+export const finishOf = (stop: unknown): string | null => (typeof stop === 'string' ? STOP_TO_FINISH[stop] ?? 'stop' : null);
+export const stopOf = (finish: unknown): string => (typeof finish === 'string' ? FINISH_TO_STOP[finish] ?? 'end_turn' : 'end_turn');
+
+/** Anthropic's input_tokens leaves out cache reads and writes; the canonical prompt holds them all. */
+export function usageToChat(u: Json | undefined): ChatUsage {
+  const cached = Number(u?.cache_read_input_tokens) || 0;
+  const cacheWrite = Number(u?.cache_creation_input_tokens) || 0;
+  return chatUsage({
+    prompt: (Number(u?.input_tokens) || 0) + cached + cacheWrite,
+    cached,
+    cacheWrite,
+    completion: Number(u?.output_tokens) || 0,
+    reasoning: Number(u?.output_tokens_details?.thinking_tokens) || 0,
+  });
+}
+
+export function usageFromChat(u: ChatUsage | null | undefined): Json {
+  const p = usageParts(u);
+  return {
+    input_tokens: p.prompt - p.cached - p.cacheWrite,
+    cache_creation_input_tokens: p.cacheWrite,
+    cache_read_input_tokens: p.cached,
+    output_tokens: p.completion,
+  };
+}
+
+// ---- requests -------------------------------------------------------------------------------
+
+function imagePartToBlock(url: string): Json {
+  const d = dataUrl(url);
+  return d ? { type: 'image', source: { type: 'base64', media_type: d.mediaType, data: d.data } } : { type: 'image', source: { type: 'url', url } };
+}
+
+function partToBlock(p: Json): Json {
+  switch (p?.type) {
+    case 'text': return { type: 'text', text: String(p.text ?? '') };
+    case 'image_url': return imagePartToBlock(String(p.image_url?.url ?? p.image_url ?? ''));
+    case 'file': {
+      const d = typeof p.file?.file_data === 'string' ? dataUrl(p.file.file_data) : null;
+      if (d?.mediaType === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: d.mediaType, data: d.data } };
+      throw new Untranslatable('an Anthropic key reads only PDF files given inline (file_data)');
+    }
+    default: throw new Untranslatable(`an Anthropic key has no ${String(p?.type)} content part`);
+  }
+}
+
+const blocksOf = (content: unknown): Json[] =>
+  typeof content === 'string' ? (content ? [{ type: 'text', text: content }] : []) : Array.isArray(content) ? content.map(partToBlock) : [];
+
+function assistantBlocks(m: ChatMessage): Json[] {
+  const out: Json[] = [];
+  // Thinking goes back only with its signature: Anthropic refuses unsigned thinking.
+  for (const t of m.thinking_blocks ?? []) {
+    if (t.type === 'redacted_thinking') out.push({ type: 'redacted_thinking', data: t.data });
+    else if (t.signature) out.push({ type: 'thinking', thinking: t.thinking ?? '', signature: t.signature });
+  }
+  out.push(...blocksOf(m.content));
+  for (const tc of m.tool_calls ?? []) out.push({ type: 'tool_use', id: tc.id, name: tc.function.name, input: parseArguments(tc.function.arguments, tc.function.name) });
+  return out;
+}
+
+function toolResult(m: ChatMessage): Json {
+  const content = typeof m.content === 'string' ? m.content : blocksOf(m.content);
+  return { type: 'tool_result', tool_use_id: m.tool_call_id, content };
+}
+
+function jsonSchemaOf(rf: Json | undefined): Json | undefined {
+  if (!rf || rf.type === 'text') return undefined;
+  if (rf.type === 'json_schema' && rf.json_schema?.schema) return { type: 'json_schema', schema: rf.json_schema.schema };
+  throw new Untranslatable('response_format json_object has no Anthropic equivalent: use json_schema');
+}
+
+function toolChoiceFromChat(tc: unknown, parallel: unknown): Json | undefined {
+  let out: Json | undefined;
+  if (tc === 'auto') out = { type: 'auto' };
+  else if (tc === 'none') out = { type: 'none' };
+  else if (tc === 'required') out = { type: 'any' };
+  else if (tc && typeof tc === 'object' && (tc as Json).function?.name) out = { type: 'tool', name: (tc as Json).function.name };
+  if (parallel === false) out = { ...(out ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  return out;
+}
+
+/**
+ * Request fields Anthropic has no equivalent of, with the values that ask for nothing (absent
+ * or null always do): anything else is refused rather than dropped, so nothing the client asked
+ * for is silently ignored.
+ */
+const CHAT_ONLY: Record<string, unknown> = {
+  n: 1, logprobs: false, top_logprobs: 0, frequency_penalty: 0, presence_penalty: 0,
+  audio: undefined, modalities: undefined, prediction: undefined, logit_bias: undefined, functions: undefined, web_search_options: undefined,
+};
+
+/** Anthropic request fields an OpenAI-format provider has no equivalent of (server-side MCP, code execution containers). */
+const ANTHROPIC_ONLY = ['mcp_servers', 'container'] as const;
+
+/** A canonical (Chat Completions) request as a Messages API request. */
+export function requestFromChat(req: ChatRequest): Json {
+  for (const f in CHAT_ONLY) {
+    const v = req[f];
+    if (v !== undefined && v !== null && v !== CHAT_ONLY[f]) throw new Untranslatable(`an Anthropic key has no ${f}`);
+  }
+  const system: string[] = [];
+  const messages: Json[] = [];
+  const add = (role: 'user' | 'assistant', blocks: Json[]) => {
+    if (blocks.length === 0) return;
+    const last = messages.at(-1);
+    // Anthropic wants user and assistant turns to alternate: consecutive turns of one role
+    // (tool results followed by the user's next words) become one turn.
+    if (last?.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+  for (const m of req.messages ?? []) {
+    if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
+    else if (m.role === 'user') add('user', blocksOf(m.content));
+    else if (m.role === 'assistant') add('assistant', assistantBlocks(m));
+    else if (m.role === 'tool') add('user', [toolResult(m)]);
+    else throw new Untranslatable(`an Anthropic key has no ${String(m.role)} messages`);
+  }
+  const out: Json = { model: req.model, messages };
+  if (system.length) out.system = system.join('\n\n');
+  let maxTokens = Number(req.max_completion_tokens ?? req.max_tokens) || DEFAULT_OUTPUT_TOKENS;
+  const effort = req.reasoning_effort;
+  const budget = typeof effort === 'string' ? EFFORT_BUDGET[effort] : undefined;
+  if (budget !== undefined) {
+    // The budget is part of max_tokens there, and must stay below it.
+    if (maxTokens <= budget) maxTokens += budget;
+    out.thinking = { type: 'enabled', budget_tokens: budget };
+  }
+  out.max_tokens = maxTokens;
+  if (req.stop != null) out.stop_sequences = Array.isArray(req.stop) ? req.stop : [req.stop];
+  // Anthropic's temperature runs 0–1, OpenAI's 0–2; with thinking it must be left at its default.
+  if (typeof req.temperature === 'number' && budget === undefined) out.temperature = Math.min(1, Math.max(0, req.temperature));
+  if (typeof req.top_p === 'number') out.top_p = budget === undefined ? req.top_p : Math.max(0.95, req.top_p);
+  const tools = req.tools as Json[] | undefined;
+  if (Array.isArray(tools) && tools.length) {
+    out.tools = tools.map((t) => {
+      if (t?.type !== 'function' || !t.function?.name) throw new Untranslatable(`an Anthropic key has no ${String(t?.type)} tools`);
+      return { name: t.function.name, ...(t.function.description ? { description: t.function.description } : {}), input_schema: t.function.parameters ?? { type: 'object', properties: {} } };
+    });
+  }
+  const choice = toolChoiceFromChat(req.tool_choice, req.parallel_tool_calls);
+  if (choice && out.tools) out.tool_choice = choice;
+  const format = jsonSchemaOf(req.response_format as Json | undefined);
+  if (format) out.output_config = { format };
+  if (typeof req.user === 'string') out.metadata = { user_id: req.user };
+  if (req.stream === true) out.stream = true;
+  return out;
+}
+
+function blockToPart(b: Json): Json {
+  if (b.type === 'text') return { type: 'text', text: String(b.text ?? '') };
+  if (b.type === 'image') {
+    const s = b.source ?? {};
+    if (s.type === 'base64') return { type: 'image_url', image_url: { url: `data:${s.media_type};base64,${s.data}` } };
+    if (s.type === 'url') return { type: 'image_url', image_url: { url: s.url } };
+  }
+  if (b.type === 'document' && b.source?.type === 'base64') {
+    return { type: 'file', file: { filename: 'document.pdf', file_data: `data:${b.source.media_type};base64,${b.source.data}` } };
+  }
+  throw new Untranslatable(`an OpenAI-format key has no ${String(b.type)}${b.source?.type ? ` (${b.source.type})` : ''} content`);
+}
+
+/** Parts, or the plain string when the content is only text (what OpenAI-compatible providers accept most widely). */
+function partsOf(blocks: Json[]): string | Json[] {
+  const parts = blocks.map(blockToPart);
+  return parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('') : parts;
+}
+
+function toolResultContent(content: unknown): string | Json[] {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return partsOf(content);
+}
+
+/** A Messages API request as the canonical (Chat Completions) request. */
+export function requestToChat(doc: Json): ChatRequest {
+  for (const f of ANTHROPIC_ONLY) if (doc[f] != null) throw new Untranslatable(`an OpenAI-format key has no ${f}`);
+  const messages: ChatMessage[] = [];
+  const sys = doc.system;
+  if (sys) messages.push({ role: 'system', content: textOf(sys) });
+  for (const m of (Array.isArray(doc.messages) ? doc.messages : []) as Json[]) {
+    const blocks: Json[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
+    if (m.role === 'assistant') {
+      const msg: ChatMessage = { role: 'assistant', content: null };
+      const text: string[] = [];
+      const calls: ChatToolCall[] = [];
+      const thinking: ThinkingBlock[] = [];
+      for (const b of blocks) {
+        if (b.type === 'text') text.push(String(b.text ?? ''));
+        else if (b.type === 'tool_use') calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
+        else if (b.type === 'thinking') thinking.push({ type: 'thinking', thinking: b.thinking, signature: b.signature });
+        else if (b.type === 'redacted_thinking') thinking.push({ type: 'redacted_thinking', data: b.data });
+        else throw new Untranslatable(`an OpenAI-format key has no assistant ${String(b.type)} blocks`);
+      }
+      if (text.length) msg.content = text.join('');
+      if (calls.length) msg.tool_calls = calls;
+      if (thinking.length) {
+        msg.reasoning_content = thinking.map((t) => t.thinking ?? '').join('');
+        msg.thinking_blocks = thinking;
+      }
+      messages.push(msg);
+      continue;
+    }
+    // A user turn: its tool results become tool messages, which must follow the assistant's calls directly.
+    const rest: Json[] = [];
+    for (const b of blocks) {
+      if (b.type === 'tool_result') {
+        const content = toolResultContent(b.content);
+        messages.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error === true && typeof content === 'string' ? `Error: ${content}` : content });
+      } else rest.push(b);
+    }
+    if (rest.length) messages.push({ role: 'user', content: partsOf(rest) });
+  }
+  const out: ChatRequest = { model: doc.model, messages };
+  const thinking = doc.thinking as Json | undefined;
+  const effort = doc.output_config?.effort;
+  if (thinking?.type === 'enabled' && typeof thinking.budget_tokens === 'number') out.reasoning_effort = effortOfBudget(thinking.budget_tokens);
+  else if (typeof effort === 'string') out.reasoning_effort = effort === 'low' || effort === 'medium' ? effort : 'high';
+  if (typeof doc.max_tokens === 'number') {
+    // OpenAI's reasoning models take only max_completion_tokens; other providers mostly max_tokens.
+    if (/^(?:.*\/)?(?:o\d|gpt-5)/.test(String(doc.model)) || out.reasoning_effort) out.max_completion_tokens = doc.max_tokens;
+    else out.max_tokens = doc.max_tokens;
+  }
+  if (Array.isArray(doc.stop_sequences) && doc.stop_sequences.length) out.stop = doc.stop_sequences;
+  if (typeof doc.temperature === 'number') out.temperature = doc.temperature;
+  if (typeof doc.top_p === 'number') out.top_p = doc.top_p;
+  if (Array.isArray(doc.tools) && doc.tools.length) {
+    out.tools = doc.tools.map((t: Json) => {
+      if (t.type !== undefined && t.type !== 'custom') throw new Untranslatable(`an OpenAI-format key has no Anthropic server tool ${String(t.type)}`);
+      return { type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema ?? { type: 'object', properties: {} } } };
+    });
+  }
+  const tc = doc.tool_choice as Json | undefined;
+  if (tc?.type === 'auto') out.tool_choice = 'auto';
+  else if (tc?.type === 'any') out.tool_choice = 'required';
+  else if (tc?.type === 'none') out.tool_choice = 'none';
+  else if (tc?.type === 'tool') out.tool_choice = { type: 'function', function: { name: tc.name } };
+  if (tc?.disable_parallel_tool_use === true && out.tools) out.parallel_tool_calls = false;
+  const schema = doc.output_config?.format ?? doc.output_format;
+  if (schema?.type === 'json_schema') out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: schema.schema, strict: true } };
+  if (typeof doc.metadata?.user_id === 'string') out.user = doc.metadata.user_id;
+  if (doc.stream === true) out.stream = true;
+  return out;
+}
+
+// ---- whole answers ----------------------------------------------------------------------------
+
+/** A Messages API answer as a canonical chat completion. */
+export function responseToChat(msg: Json): ChatResponse {
+  const message: ChatMessage = { role: 'assistant', content: null };
+  let text = '';
+  let sawText = false;
+  const calls: ChatToolCall[] = [];
+  const thinking: ThinkingBlock[] = [];
+  for (const b of (Array.isArray(msg.content) ? msg.content : []) as Json[]) {
+    if (b.type === 'text') { text += b.text ?? ''; sawText = true; }
+    else if (b.type === 'tool_use') calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
+    else if (b.type === 'thinking') thinking.push({ type: 'thinking', thinking: b.thinking ?? '', signature: b.signature ?? '' });
+    else if (b.type === 'redacted_thinking') thinking.push({ type: 'redacted_thinking', data: b.data });
+  }
+  if (sawText) message.content = text;
+  if (calls.length) message.tool_calls = calls;
+  if (thinking.length) {
+    message.reasoning_content = thinking.map((t) => t.thinking ?? '').join('');
+    message.thinking_blocks = thinking;
+  }
+  return {
+    id: String(msg.id ?? ''), object: 'chat.completion', created: nowSeconds(), model: String(msg.model ?? ''),
+    choices: [{ index: 0, message, finish_reason: finishOf(msg.stop_reason) }],
+    usage: usageToChat(msg.usage),
+  };
+}
+
+function thinkingBlocksOf(m: ChatMessage): Json[] {
+  if (m.thinking_blocks?.length) {
+    return m.thinking_blocks.map((t) => (t.type === 'redacted_thinking' ? { type: 'redacted_thinking', data: t.data } : { type: 'thinking', thinking: t.thinking ?? '', signature: t.signature ?? '' }));
+  }
+  return m.reasoning_content ? [{ type: 'thinking', thinking: m.reasoning_content, signature: '' }] : [];
+}
+
+/** A canonical chat completion as a Messages API answer. */
+export function responseFromChat(res: ChatResponse): Json {
+  const choice = res.choices?.[0];
+  const m = choice?.message ?? { role: 'assistant' };
+  const content: Json[] = thinkingBlocksOf(m);
+  const text = textOf(m.content);
+  if (text) content.push({ type: 'text', text });
+  for (const tc of m.tool_calls ?? []) {
+    let input: Json = {};
+    try { input = JSON.parse(tc.function.arguments || '{}'); } catch { /* a model's malformed arguments reach the client as an empty input */ }
+    content.push({ type: 'tool_use', id: tc.id, name: tc.function.name, input });
+  }
+  return {
+    id: res.id, type: 'message', role: 'assistant', model: res.model, content,
+    stop_reason: stopOf(choice?.finish_reason), stop_sequence: null, usage: usageFromChat(res.usage),
+  };
+}
+
+// ---- streams ----------------------------------------------------------------------------------
+
+/** Anthropic's events as canonical chunks: one index per tool call, the usage in a last chunk of its own. */
+class AnthropicDecoder implements StreamDecoder {
+  private id = '';
+  private model = '';
+  private readonly created = nowSeconds();
+  private usage: Json = {};
+  /** Per content block index: its kind, its tool-call index, the thinking text so far and its signature. */
+  private blocks = new Map<number, { kind: string; tool?: number; thinking?: string; signature?: string }>();
+  private tools = 0;
+
+  private chunk(delta: ChatDelta, finish: string | null = null): ChatChunk {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
+  }
+
+  push(e: SseEvent): StreamItem[] {
+    let v: Json;
+    try { v = JSON.parse(e.data); } catch { return []; }
+    switch (v?.type) {
+      case 'message_start':
+        this.id = String(v.message?.id ?? '');
+        this.model = String(v.message?.model ?? '');
+        this.usage = { ...v.message?.usage };
+        return [this.chunk({ role: 'assistant', content: '' })];
+      case 'content_block_start': {
+        const b = v.content_block ?? {};
+        if (b.type === 'tool_use') {
+          const tool = this.tools++;
+          this.blocks.set(v.index, { kind: 'tool', tool });
+          return [this.chunk({ tool_calls: [{ index: tool, id: b.id, type: 'function', function: { name: b.name, arguments: '' } }] })];
+        }
+        this.blocks.set(v.index, { kind: b.type, thinking: '' });
+        if (b.type === 'text' && b.text) return [this.chunk({ content: b.text })];
+        if (b.type === 'redacted_thinking') return [this.chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: b.data }] })];
+        return [];
+      }
+      case 'content_block_delta': {
+        const d = v.delta ?? {};
+        const block = this.blocks.get(v.index);
+        if (d.type === 'text_delta') return [this.chunk({ content: d.text })];
+        if (d.type === 'input_json_delta' && block?.tool !== undefined) return [this.chunk({ tool_calls: [{ index: block.tool, function: { arguments: d.partial_json } }] })];
+        if (d.type === 'thinking_delta') {
+          if (block) block.thinking += d.thinking;
+          return [this.chunk({ reasoning_content: d.thinking })];
+        }
+        if (d.type === 'signature_delta' && block) block.signature = (block.signature ?? '') + d.signature;
+        return [];
+      }
+      case 'content_block_stop': {
+        const block = this.blocks.get(v.index);
+        // The whole thinking block, signed, once it is complete: what the client sends back next turn.
+        if (block?.kind === 'thinking') return [this.chunk({ thinking_blocks: [{ type: 'thinking', thinking: block.thinking, signature: block.signature ?? '' }] })];
+        return [];
+      }
+      case 'message_delta': {
+        Object.assign(this.usage, v.usage);
+        const final = { ...this.chunk({}, finishOf(v.delta?.stop_reason) ?? 'stop') };
+        return [final, { ...this.chunk({}), choices: [], usage: usageToChat(this.usage) }];
+      }
+      case 'error':
+        return [{ error: { message: String(v.error?.message ?? 'The upstream stream failed'), type: String(v.error?.type ?? 'api_error') } }];
+      default:
+        return [];
+    }
+  }
+}
+
+type Open = { index: number; kind: 'text' | 'thinking' | 'tool' } | null;
+
+/** Canonical chunks as Anthropic's events: message_start, a content block per kind in turn, message_delta with the stop reason and usage, message_stop. */
+class AnthropicEncoder extends ChunkEncoder {
+  private open: Open = null;
+  private next = 0;
+  /** Tool-call index → content block index. */
+  private toolBlocks = new Map<number, number>();
+
+  protected opened(c: ChatChunk, out: SseEvent[]): void {
+    out.push(ev('message_start', {
+      message: { id: c.id, type: 'message', role: 'assistant', model: c.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
+    }));
+  }
+
+  private close(out: SseEvent[]): void {
+    if (!this.open) return;
+    out.push(ev('content_block_stop', { index: this.open.index }));
+    this.open = null;
+  }
+
+  private openBlock(kind: 'text' | 'thinking' | 'tool', block: Json, out: SseEvent[]): number {
+    this.close(out);
+    const index = this.next++;
+    this.open = { index, kind };
+    out.push(ev('content_block_start', { index, content_block: block }));
+    return index;
+  }
+
+  protected failed(f: StreamFailure, out: SseEvent[]): void {
+    out.push(ev('error', { error: { type: f.error.type === 'invalid_request_error' ? f.error.type : 'api_error', message: f.error.message } }));
+  }
+
+  protected delta(d: ChatDelta, out: SseEvent[]): void {
+    if (d.reasoning_content) {
+      if (this.open?.kind !== 'thinking') this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' }, out);
+      out.push(ev('content_block_delta', { index: this.open!.index, delta: { type: 'thinking_delta', thinking: d.reasoning_content } }));
+    }
+    for (const t of d.thinking_blocks ?? []) {
+      if (t.type === 'redacted_thinking') {
+        this.openBlock('thinking', { type: 'redacted_thinking', data: t.data }, out);
+        this.close(out);
+      } else if (t.signature) {
+        if (this.open?.kind !== 'thinking') this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' }, out);
+        out.push(ev('content_block_delta', { index: this.open!.index, delta: { type: 'signature_delta', signature: t.signature } }));
+      }
+    }
+    if (d.content) {
+      if (this.open?.kind !== 'text') this.openBlock('text', { type: 'text', text: '' }, out);
+      out.push(ev('content_block_delta', { index: this.open!.index, delta: { type: 'text_delta', text: d.content } }));
+    }
+    for (const tc of d.tool_calls ?? []) {
+      let index = this.toolBlocks.get(tc.index);
+      if (index === undefined) {
+        index = this.openBlock('tool', { type: 'tool_use', id: tc.id ?? `toolu_${tc.index}`, name: tc.function?.name ?? '', input: {} }, out);
+        this.toolBlocks.set(tc.index, index);
+      }
+      if (tc.function?.arguments) out.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: tc.function.arguments } }));
+    }
+  }
+
+  protected closed(out: SseEvent[]): void {
+    this.close(out);
+    out.push(ev('message_delta', { delta: { stop_reason: stopOf(this.finish), stop_sequence: null }, usage: usageFromChat(this.usage) }));
+    out.push(ev('message_stop', {}));
+  }
+}
+
+const ev = (type: string, fields: Json): SseEvent => jsonEvent({ type, ...fields }, type);
+
+export const anthropicClient: ClientFormat = {
+  toChat: requestToChat,
+  fromChatResponse: responseFromChat,
+  encoder: () => new AnthropicEncoder(),
+};
+
+export const anthropicProvider: ProviderFormat = {
+  fromChat: requestFromChat,
+  toChatResponse: responseToChat,
+  decoder: () => new AnthropicDecoder(),
+};

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { translation, Untranslatable } from './index';
+import { requestToChat, responseFromChat } from './responses';
+import type { ChatResponse } from './types';
+
+const events = (text: string) => text.split('\n\n').filter(Boolean).map((block) => {
+  const lines = block.split('\n');
+  return { event: lines.find((l) => l.startsWith('event: '))?.slice(7), data: JSON.parse(lines.find((l) => l.startsWith('data: '))!.slice(6)) };
+});
+
+describe('Responses request → canonical chat', () => {
+  it('reads instructions, messages, function calls and outputs, reasoning with its signature, tools and options', () => {
+    const out = requestToChat({
+      model: 'claude-sonnet-4-5', instructions: 'Be brief.', max_output_tokens: 300, temperature: 0.3, top_p: 0.9, parallel_tool_calls: false,
+      reasoning: { effort: 'high' }, text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } },
+      tools: [{ type: 'function', name: 'shell', description: 'Runs', parameters: { type: 'object' }, strict: false }],
+      tool_choice: { type: 'function', name: 'shell' }, store: false, stream: true,
+      input: [
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'List files' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' }] },
+        { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'Use ls.' }], encrypted_content: 'sig_1' },
+        { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'shell', arguments: '{"cmd":"ls"}' },
+        { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'shell', arguments: '{"cmd":"pwd"}' },
+        { type: 'function_call_output', call_id: 'call_1', output: 'a.txt' },
+        { type: 'function_call_output', call_id: 'call_2', output: '/home' },
+        { role: 'user', content: 'Thanks' },
+      ],
+    });
+    expect(out).toEqual({
+      model: 'claude-sonnet-4-5',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'List files' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } }] },
+        {
+          role: 'assistant', content: null, reasoning_content: 'Use ls.', thinking_blocks: [{ type: 'thinking', thinking: 'Use ls.', signature: 'sig_1' }],
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'shell', arguments: '{"cmd":"ls"}' } },
+            { id: 'call_2', type: 'function', function: { name: 'shell', arguments: '{"cmd":"pwd"}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'a.txt' },
+        { role: 'tool', tool_call_id: 'call_2', content: '/home' },
+        { role: 'user', content: 'Thanks' },
+      ],
+      max_tokens: 300, temperature: 0.3, top_p: 0.9, parallel_tool_calls: false, reasoning_effort: 'high',
+      tools: [{ type: 'function', function: { name: 'shell', description: 'Runs', parameters: { type: 'object' }, strict: false } }],
+      tool_choice: { type: 'function', function: { name: 'shell' } },
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+      stream: true,
+    });
+  });
+
+  it('refuses what needs the provider\'s stored state or a tool it does not have', () => {
+    expect(() => requestToChat({ model: 'm', input: 'x', previous_response_id: 'resp_1' })).toThrow(Untranslatable);
+    expect(() => requestToChat({ model: 'm', input: 'x', tools: [{ type: 'web_search' }] })).toThrow(/web_search tool/);
+    expect(() => requestToChat({ model: 'm', input: [{ type: 'item_reference', id: 'msg_1' }] })).toThrow(/item_reference/);
+    expect(() => requestToChat({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1' }] }] })).toThrow(/file_id/);
+  });
+});
+
+describe('canonical chat → Responses answers', () => {
+  const chat: ChatResponse = {
+    id: 'msg_1', object: 'chat.completion', created: 1_700_000_000, model: 'claude-sonnet-4-5',
+    choices: [{
+      index: 0, finish_reason: 'tool_calls',
+      message: {
+        role: 'assistant', content: 'Running it.', reasoning_content: 'Plan', thinking_blocks: [{ type: 'thinking', thinking: 'Plan', signature: 'sig_9' }],
+        tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'shell', arguments: '{"cmd":"ls"}' } }],
+      },
+    }],
+    usage: { prompt_tokens: 1000, completion_tokens: 60, total_tokens: 1060, prompt_tokens_details: { cached_tokens: 700, cache_write_tokens: 200 }, completion_tokens_details: { reasoning_tokens: 25 } },
+  };
+
+  it('writes reasoning (signature in encrypted_content), the message and the function call, with usage', () => {
+    const r = responseFromChat(chat, { includeUsage: false, request: { instructions: 'Be brief.' } });
+    expect(r).toMatchObject({
+      object: 'response', status: 'completed', model: 'claude-sonnet-4-5', instructions: 'Be brief.', created_at: 1_700_000_000,
+      output: [
+        { type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Plan' }], encrypted_content: 'sig_9' },
+        { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Running it.', annotations: [] }] },
+        { type: 'function_call', call_id: 'toolu_1', name: 'shell', arguments: '{"cmd":"ls"}', status: 'completed' },
+      ],
+      usage: { input_tokens: 1000, input_tokens_details: { cached_tokens: 700 }, output_tokens: 60, output_tokens_details: { reasoning_tokens: 25 }, total_tokens: 1060 },
+    });
+    expect(r.id).toMatch(/^resp_/);
+    // A reasoning item sent back carries the signature to the next turn.
+    const back = requestToChat({ model: 'm', input: [{ role: 'user', content: 'go' }, r.output[0], r.output[2], { type: 'function_call_output', call_id: 'toolu_1', output: 'ok' }] });
+    expect(back.messages[1]).toMatchObject({ role: 'assistant', thinking_blocks: [{ thinking: 'Plan', signature: 'sig_9' }], tool_calls: [{ id: 'toolu_1' }] });
+  });
+
+  it('answers incomplete when the answer hit its token limit', () => {
+    const r = responseFromChat({ ...chat, choices: [{ ...chat.choices[0], finish_reason: 'length' }] }, { includeUsage: false, request: {} });
+    expect(r).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+  });
+});
+
+describe('streams to a Responses client', () => {
+  const anthropic = [
+    ['message_start', { message: { id: 'msg_7', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [], usage: { input_tokens: 20, cache_read_input_tokens: 80, output_tokens: 1 } } }],
+    ['content_block_start', { index: 0, content_block: { type: 'text', text: '' } }],
+    ['content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi ' } }],
+    ['content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'you' } }],
+    ['content_block_stop', { index: 0 }],
+    ['content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'toolu_5', name: 'shell', input: {} } }],
+    ['content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{"cmd":' } }],
+    ['content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '"ls"}' } }],
+    ['content_block_stop', { index: 1 }],
+    ['message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 12 } }],
+    ['message_stop', {}],
+  ].map(([type, fields]) => `event: ${type}\ndata: ${JSON.stringify({ type, ...(fields as object) })}\n\n`).join('');
+
+  it('Anthropic events → response.created, items with their deltas, response.completed with usage', () => {
+    const t = translation('responses', 'messages')!.stream({ includeUsage: false, request: { model: 'claude-haiku-4-5' } });
+    let text = '';
+    for (let i = 0; i < anthropic.length; i += 13) text += t.push(Buffer.from(anthropic.slice(i, i + 13))).toString();
+    text += t.end().toString();
+    const out = events(text);
+    expect(out.map((e) => e.event)).toEqual([
+      'response.created', 'response.in_progress',
+      'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.delta',
+      'response.output_text.done', 'response.content_part.done', 'response.output_item.done',
+      'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.delta',
+      'response.function_call_arguments.done', 'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(out.map((e) => e.data.sequence_number)).toEqual(out.map((_, i) => i));
+    expect(out.every((e) => e.data.type === e.event)).toBe(true);
+    const done = out.at(-1)!.data.response;
+    expect(done).toMatchObject({
+      status: 'completed', model: 'claude-haiku-4-5',
+      output: [
+        { type: 'message', content: [{ type: 'output_text', text: 'Hi you' }] },
+        { type: 'function_call', call_id: 'toolu_5', name: 'shell', arguments: '{"cmd":"ls"}', status: 'completed' },
+      ],
+      usage: { input_tokens: 100, input_tokens_details: { cached_tokens: 80 }, output_tokens: 12 },
+    });
+    expect(out[0].data.response.id).toBe(done.id);
+  });
+});
