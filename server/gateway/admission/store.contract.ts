@@ -58,7 +58,7 @@ const DAY = 24 * 60 * MINUTE;
  * expires a period's counter a day after the period ends, by Redis' own clock. Noon keeps every
  * T0 ± 12 h of a test inside one UTC day and month, whatever the hour of the run.
  */
-export const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
+export const T0 = Math.floor(Date.now() / DAY) * DAY + DAY / 2;
 
 interface Setup {
   store: AdmissionStore;

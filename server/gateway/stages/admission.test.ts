@@ -91,4 +91,16 @@ describe('admission', () => {
     expect(admit(d, callFor({ row, body }))).toBeNull();
     expect(admit(d, callFor({ row, body }))).toMatchObject({ status: 429, headers: { 'x-ratelimit-scope': 'TPM' }, message: expect.stringContaining(`reserves up to ${per}`) });
   });
+  it('holds the model\'s whole output limit on credit but at most 4,096 output tokens on a token limit when the call names none', async () => {
+    const { d } = deps(100_000);
+    const row = accountRow({ tpm: 40_000 });
+    const call = callFor({ row, body: { model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(await admit(d, call)).toBeNull();
+    // gpt-5 may answer 128,000 tokens: credit holds them all, TPM paces what a call usually takes.
+    expect(call.reservation!.tokens).toBe(call.raw.length + 4096);
+    const limited = callFor({ row: accountRow({ id: 43, tpm: 40_000 }), body: { model: 'gpt-5', max_completion_tokens: 9000, messages: [] } });
+    d.admission = new MemoryAdmissionStore(Object.assign(new FakeBases(), { credits: new Map([[43, 100_000]]) }), { refreshMs: 60_000 });
+    expect(await admit(d, limited)).toBeNull();
+    expect(limited.reservation!.tokens).toBe(limited.raw.length + 9000);
+  });
 });
