@@ -47,6 +47,13 @@ const ModelStats = z.object({
   CreditUsed: z.number(),
 }).meta({ id: 'ModelStats' });
 
+/** What unit-billed routes used, by kind; the kinds are the gateway's (images, audio_seconds, characters, calls, search_units, audio_tokens). */
+export const Units = z.record(z.string(), z.number()).meta({
+  id: 'UsageUnits',
+  description: 'Units used by the routes billed by their own unit, by kind: images, audio_seconds, characters, calls (moderations, audio and speech calls), search_units (rerank), audio_tokens (realtime). Absent when the model was billed by tokens alone',
+  example: { images: 2 },
+});
+
 const Share = z.object({
   request_percentage: z.number().meta({ description: 'Percent of the period\'s requests (0-100)' }),
   cost_percentage: z.number().meta({ description: 'Percent of the period\'s credit used (0-100)' }),
@@ -55,7 +62,7 @@ const Share = z.object({
 export const LineItem = z.object({
   name: z.string().meta({ description: 'Model' }),
   cost: z.number().meta({ description: 'Credit used (USD)' }),
-  usage: z.object({ requests: z.int(), prompt: z.number(), completion: z.number(), reasoning: z.number(), cached: z.number() }),
+  usage: z.object({ requests: z.int(), prompt: z.number(), completion: z.number(), reasoning: z.number(), cached: z.number(), units: Units.optional() }),
 }).meta({ id: 'BillLineItem' });
 
 export const DailyCost = z.object({
@@ -74,7 +81,7 @@ export const BillInfo = z.object({
   start_date: z.string().meta({ description: 'First UTC day of the period' }),
   end_date: z.string().meta({ description: 'Last UTC day of the period, included' }),
   daily_costs: z.array(DailyCost).meta({ description: 'Every day of the period, oldest first (days without usage carry zeros)' }),
-  usage_summary: z.record(z.string(), z.object({ model_stats: ModelStats, usage_analysis: Share })).meta({ description: 'Per model over the whole period' }),
+  usage_summary: z.record(z.string(), z.object({ model_stats: ModelStats, usage_analysis: Share, units: Units.optional() })).meta({ description: 'Per model over the whole period' }),
   total_requests: z.int(),
   total_prompt: z.number(),
   total_completion: z.number(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isoTime } from '../common';
+import { Units } from '../billing/schemas';
 
 const money = (description: string) => z.number().meta({ description });
 const limit = (description: string) => z.number().nullable().meta({ description: `${description}; null means no limit` });
@@ -148,6 +149,7 @@ export const RequestUsage = z.object({
   status: z.enum(['ok', 'abnormal']),
   duration_ms: z.int().nullable().meta({ description: 'Milliseconds from the call\'s arrival to its end (a realtime response: from its start to its `response.done`); null for records older than this field' }),
   first_byte_ms: z.int().nullable().meta({ description: 'Milliseconds until the answer\'s head went out, streamed or whole (a realtime response: until its first event); null when unknown' }),
+  units: Units.optional().meta({ description: 'What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens); absent for calls billed by tokens alone' }),
 }).meta({ id: 'RequestUsage' });
 
 export const RequestPage = z.object({

@@ -99,8 +99,32 @@ export interface TracedCallEnd extends ObservedCall {
   readonly keyId: number;
 }
 
+/** One realtime response once it ended (`response.done`): a span of its own under the session's. */
+export interface TracedResponse {
+  /** The response's usage record ID: the session's request ID and its number (`<id>.2`). */
+  readonly requestId: string;
+  /** The provider's response ID; '' when it sent none. */
+  readonly responseId: string;
+  /** The response's status as the provider reported it (`completed`, `cancelled`, `incomplete`, `failed`); '' when absent. */
+  readonly status: string;
+  /** The GenAI provider name of the session's upstream. */
+  readonly provider: string;
+  /** The model the session was asked for, and the one that served it. */
+  readonly requestedModel: string;
+  readonly model: string;
+  readonly keyId: number;
+  readonly level: number;
+  /** Unix milliseconds when the response was asked for (or began), and when it ended. */
+  readonly startTime: number;
+  readonly endTime: number;
+  /** Milliseconds from its start until its first event reached the client; -1 when none did. */
+  readonly firstByteMs: number;
+  readonly usage: ObservedUsage;
+}
 export interface CallSpan {
   startAttempt(a: AttemptStart): AttemptSpan;
+  /** A realtime session's response, as a child of the session's span. */
+  response(r: TracedResponse): void;
   end(c: TracedCallEnd): void;
 }
 

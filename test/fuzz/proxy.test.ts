@@ -137,7 +137,8 @@ describe.each(fuzzPasses())('AI proxy fuzz ($label seed $seed)', ({ seed }) => {
     // Nothing that had to be refused reached the provider; no unusable model name did.
     for (const rec of mock.requests) {
       const text = typeof rec.body === 'string' ? rec.body : JSON.stringify(rec.body);
-      const tag = /"fuzz_case":"([^"]+)"/.exec(text)?.[1];
+      // A translated Messages call carries its tag as the chat request's `user` (cases.ts).
+      const tag = (/"fuzz_case":"([^"]+)"/.exec(text) ?? /"user":"([^"]+)"/.exec(text))?.[1];
       const item = tag ? byTag.get(tag) : undefined;
       const model = typeof rec.body === 'object' && rec.body !== null ? (rec.body as { model?: unknown }).model : undefined;
       if (tag === 'health') continue;

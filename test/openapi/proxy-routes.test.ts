@@ -8,6 +8,7 @@ import { PROXY_ROUTES as DOCUMENTED, PROXY_TAG } from '../../contract/openapi-pr
 import { operations } from '../../contract/openapi-types';
 import { PROXY_ROUTES as SERVED } from '../../server/gateway/proxy';
 import { startTestGateway, type TestGateway } from '../../server/testing/gateway';
+import { multipartBody } from '../../server/testing/multipart';
 
 let gw: TestGateway;
 beforeAll(async () => { gw = await startTestGateway(); });
@@ -15,6 +16,12 @@ afterAll(async () => { await gw?.close(); });
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+/** An upload route's form with only a `stream` field: its model is missing. */
+function postForm(path: string, headers: Record<string, string>) {
+  const form = multipartBody([{ name: 'stream', value: 'true' }]);
+  return fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': form.type, ...headers }, body: form.body });
+}
 
 describe('the AI proxy routes in the OpenAPI document', () => {
   it('are the routes the gateway serves, each alias named in its description', () => {
@@ -38,7 +45,8 @@ describe('the AI proxy routes in the OpenAPI document', () => {
         if (r.anthropic) expect(a, path).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.any(String), code: 'missing_api_key', request_id: anonymous.headers.get('x-request-id') } });
         else expect(a, path).toEqual({ error: { message: expect.any(String), type: 'authentication_error', code: 'missing_api_key', request_id: anonymous.headers.get('x-request-id') } });
 
-        const noModel = await post(path, { stream: true }, r.anthropic ? { 'x-api-key': gw.rootKey } : { authorization: `Bearer ${gw.rootKey}` });
+        const key = r.anthropic ? { 'x-api-key': gw.rootKey } : { authorization: `Bearer ${gw.rootKey}` };
+        const noModel = r.upload ? await postForm(path, key) : await post(path, { stream: true }, key);
         expect(noModel.status, path).toBe(400);
         const b = await noModel.json();
         expect(b.error.code, path).toBe('invalid_model');

@@ -42,6 +42,12 @@ export interface BillInfoUsageSummary {
      * @memberof BillInfoUsageSummary
      */
     usage_analysis: UsageShare;
+    /**
+     * 
+     * @type {any}
+     * @memberof BillInfoUsageSummary
+     */
+    units?: any;
 }
 
 export function BillInfoUsageSummaryFromJSON(json: any): BillInfoUsageSummary {
@@ -56,6 +62,7 @@ export function BillInfoUsageSummaryFromJSONTyped(json: any, ignoreDiscriminator
         
         'model_stats': ModelStatsFromJSON(json['model_stats']),
         'usage_analysis': UsageShareFromJSON(json['usage_analysis']),
+        'units': !exists(json, 'units') ? undefined : json['units'],
     };
 }
 
@@ -70,6 +77,7 @@ export function BillInfoUsageSummaryToJSON(value?: BillInfoUsageSummary | null):
         
         'model_stats': ModelStatsToJSON(value.model_stats),
         'usage_analysis': UsageShareToJSON(value.usage_analysis),
+        'units': value.units,
     };
 }
 

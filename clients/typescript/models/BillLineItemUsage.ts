@@ -49,6 +49,12 @@ export interface BillLineItemUsage {
      * @memberof BillLineItemUsage
      */
     cached: number;
+    /**
+     * 
+     * @type {any}
+     * @memberof BillLineItemUsage
+     */
+    units?: any;
 }
 
 export function BillLineItemUsageFromJSON(json: any): BillLineItemUsage {
@@ -66,6 +72,7 @@ export function BillLineItemUsageFromJSONTyped(json: any, ignoreDiscriminator: b
         'completion': json['completion'],
         'reasoning': json['reasoning'],
         'cached': json['cached'],
+        'units': !exists(json, 'units') ? undefined : json['units'],
     };
 }
 
@@ -83,6 +90,7 @@ export function BillLineItemUsageToJSON(value?: BillLineItemUsage | null): any {
         'completion': value.completion,
         'reasoning': value.reasoning,
         'cached': value.cached,
+        'units': value.units,
     };
 }
 

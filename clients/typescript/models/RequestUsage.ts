@@ -103,6 +103,12 @@ export interface RequestUsage {
      * @memberof RequestUsage
      */
     first_byte_ms: number | null;
+    /**
+     * What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens); absent for calls billed by tokens alone
+     * @type {any}
+     * @memberof RequestUsage
+     */
+    units?: any;
 }
 
 export function RequestUsageFromJSON(json: any): RequestUsage {
@@ -129,6 +135,7 @@ export function RequestUsageFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'status': json['status'],
         'duration_ms': json['duration_ms'],
         'first_byte_ms': json['first_byte_ms'],
+        'units': !exists(json, 'units') ? undefined : json['units'],
     };
 }
 
@@ -155,6 +162,7 @@ export function RequestUsageToJSON(value?: RequestUsage | null): any {
         'status': value.status,
         'duration_ms': value.duration_ms,
         'first_byte_ms': value.first_byte_ms,
+        'units': value.units,
     };
 }
 

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint, boolean, check, date, doublePrecision, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import type { UsageUnits } from '../../domain/usage/units';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow();
@@ -153,6 +154,8 @@ export const usageRecords = pgTable('usage_records', {
   /** Milliseconds from the call's arrival to its end, and until the answer's head went out (null: recorded before they were kept). */
   durationMs: integer('duration_ms'),
   firstByteMs: integer('first_byte_ms'),
+  /** What a unit-billed route used, by kind (`{"images": 2}`); null for calls billed by tokens alone. */
+  units: jsonb('units').$type<UsageUnits>(),
   createdAt: createdAt(),
 }, (t) => [
   index('usage_records_time_brin').using('brin', t.createdAt),
@@ -186,6 +189,8 @@ export const usageDaily = pgTable('usage_daily', {
   reasoning: bigint('reasoning', { mode: 'number' }).notNull().default(0),
   cached: bigint('cached', { mode: 'number' }).notNull().default(0),
   creditUsed: credit('credit_used').notNull().default(0),
+  /** Units of unit-billed routes summed by kind (see usageRecords.units); null when none. */
+  units: jsonb('units').$type<UsageUnits>(),
 }, (t) => [
   primaryKey({ columns: [t.accountId, t.day, t.model] }),
   index('usage_daily_dna_day_idx').on(t.dna.op('text_pattern_ops'), t.day),
@@ -207,6 +212,7 @@ export const usageSubtreeDaily = pgTable('usage_subtree_daily', {
   reasoning: bigint('reasoning', { mode: 'number' }).notNull().default(0),
   cached: bigint('cached', { mode: 'number' }).notNull().default(0),
   creditUsed: credit('credit_used').notNull().default(0),
+  units: jsonb('units').$type<UsageUnits>(),
 }, (t) => [primaryKey({ columns: [t.ancestorId, t.day, t.model] })]);
 
 /**

@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hello, secret, startProxyFixture, type ProxyFixture } from '../../gateway/test-fixture';
+import WebSocket from 'ws';
+import { hello, keyedUser, secret, startProxyFixture, type ProxyFixture } from '../../gateway/test-fixture';
 
 /** A span as the OTLP/HTTP JSON export carries it, its attributes flattened. */
 interface ReceivedSpan {
@@ -177,6 +178,50 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     // Each attempt went upstream with its own span as parent.
     const sent = f.mock.requests.filter((q) => q.credential === upstream).slice(-2).map((q) => q.headers.traceparent);
     expect(sent.sort()).toEqual(attempts.map((a) => `00-${call!.traceId}-${a.spanId}-01`).sort());
+  });
+
+  it('a realtime session: its SERVER span, and one CLIENT child per response with its model, usage and record ID', async () => {
+    const { user, level } = await keyedUser(f, 'otel-realtime');
+    const traceId = '5cf92f3577b34da6a3ce929d0e0e4737';
+    const ws = new WebSocket(`${f.gw.url.replace('http', 'ws')}/v1/realtime?model=gpt-realtime`, {
+      headers: { authorization: `Bearer ${user.key}`, traceparent: `00-${traceId}-00f067aa0ba902b8-01` },
+    });
+    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    const dones: any[] = [];
+    ws.on('message', (m) => {
+      const e = JSON.parse(m.toString());
+      if (e.type === 'response.done') dones.push(e.response);
+    });
+    for (let n = 1; n <= 2; n++) {
+      ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: Buffer.alloc(3200, 1).toString('base64') }));
+      ws.send(JSON.stringify({ type: 'response.create' }));
+      for (let i = 0; i < 200 && dones.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(dones).toHaveLength(2);
+    ws.close();
+    await new Promise((r) => ws.once('close', r));
+    const rows = await f.usage(user.id);
+    expect(rows).toHaveLength(2);
+
+    const spans = await spansOf(traceId, 3);
+    expect(spans).toHaveLength(3);
+    const session = spans.find((s) => s.kind === SERVER)!;
+    const responses = spans.filter((s) => s.kind === CLIENT).sort((a, b) => String(a.attributes['switchyard.request_id']).localeCompare(String(b.attributes['switchyard.request_id'])));
+    expect(session.attributes).toMatchObject({ 'http.route': '/v1/realtime', 'gen_ai.request.model': 'gpt-realtime' });
+    const sessionId = session.attributes['switchyard.request_id'];
+    responses.forEach((r, i) => {
+      expect(dones[i].id).toMatch(/\S/);
+      expect(r.parentSpanId).toBe(session.spanId);
+      expect(r.name).toBe('chat gpt-realtime');
+      expect(r.status).not.toBe(ERROR);
+      expect(r.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-realtime', 'gen_ai.response.model': 'gpt-realtime',
+        'gen_ai.response.id': dones[i].id, 'gen_ai.usage.input_tokens': rows[i].prompt, 'gen_ai.usage.output_tokens': rows[i].completion,
+        'switchyard.request_id': `${sessionId}.${i + 1}`, 'switchyard.level': level,
+      });
+    });
+    expect(rows[0].prompt + rows[0].completion).toBeGreaterThan(0);
+    expect(JSON.stringify(spans)).not.toContain(user.key);
   });
 
   it('a call the upstream fails on every key: the call span in error with the status', async () => {

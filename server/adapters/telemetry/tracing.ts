@@ -1,7 +1,9 @@
 /**
  * OpenTelemetry traces of proxied calls, exported over OTLP/HTTP (JSON) in batches: one span
  * per call (kind SERVER, a child of the client's W3C trace context when it sent one) and one
- * child span per upstream attempt (kind CLIENT), whose context goes upstream as `traceparent`.
+ * child span per upstream attempt (kind CLIENT), whose context goes upstream as `traceparent`;
+ * a realtime session's span has one child per response (kind CLIENT: a generation the provider
+ * ran over the session's socket), written when the response ended with its own start and end.
  * Attributes follow the GenAI semantic conventions (gen_ai.*) and HTTP's; the upstream's host
  * is never recorded, nor any key or body. Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
  */
@@ -12,7 +14,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from '../../core/log';
-import type { AttemptOutcome, AttemptSpan, AttemptStart, CallSpan, ProxyTracer, TracedCallEnd, TracedCallStart } from '../../core/telemetry';
+import type { AttemptOutcome, AttemptSpan, AttemptStart, CallSpan, ProxyTracer, TracedCallEnd, TracedCallStart, TracedResponse } from '../../core/telemetry';
 
 export interface TracingOptions {
   /** OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL; spans go to `<endpoint>/v1/traces`. */
@@ -86,6 +88,24 @@ class OtlpCallSpan implements CallSpan {
       },
     }, trace.setSpan(ROOT_CONTEXT, this.span));
     return new OtlpAttemptSpan(span);
+  }
+
+  response(r: TracedResponse): void {
+    const attributes: Attributes = {
+      'gen_ai.operation.name': this.operation, 'gen_ai.provider.name': r.provider,
+      'gen_ai.request.model': r.requestedModel, 'gen_ai.response.model': r.model,
+      'gen_ai.usage.input_tokens': r.usage.prompt, 'gen_ai.usage.output_tokens': r.usage.completion,
+      'switchyard.request_id': r.requestId, 'switchyard.key_id': r.keyId, 'switchyard.level': r.level,
+    };
+    if (r.responseId) attributes['gen_ai.response.id'] = r.responseId;
+    if (r.status) attributes['gen_ai.response.finish_reasons'] = [r.status];
+    if (r.firstByteMs >= 0) attributes['switchyard.first_byte_ms'] = Math.round(r.firstByteMs * 100) / 100;
+    const span = this.tracer.startSpan(`${this.operation} ${r.requestedModel}`, { kind: SpanKind.CLIENT, attributes, startTime: r.startTime }, trace.setSpan(ROOT_CONTEXT, this.span));
+    if (r.status === 'failed') {
+      span.setAttribute('error.type', 'response_failed');
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end(r.endTime);
   }
 
   end(c: TracedCallEnd): void {

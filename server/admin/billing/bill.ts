@@ -1,5 +1,6 @@
 import type { BillInfo, DailyCost, UsageUser } from '../../../contract/billing/schemas';
 import { eachDay, type Period } from './period';
+import { addUnits, type UsageUnits } from '../../domain/usage/units';
 
 /** Summed usage_daily figures of one group (a day and model, an account and model, …). */
 export interface UsageSums {
@@ -9,6 +10,8 @@ export interface UsageSums {
   reasoning: number;
   cached: number;
   credit: number;
+  /** Units of unit-billed routes by kind; absent when there are none. */
+  units?: UsageUnits;
 }
 
 export const credit = (x: number) => Number(x.toFixed(10));
@@ -21,6 +24,7 @@ function add(into: UsageSums, s: UsageSums): void {
   into.reasoning += s.reasoning;
   into.cached += s.cached;
   into.credit += s.credit;
+  if (s.units) into.units = addUnits(into.units, s.units);
 }
 
 /** bill_info from per (day, model) sums: every day of the period, oldest first, zeros included. */
@@ -52,13 +56,14 @@ export function buildBill(period: Period, rows: (UsageSums & { day: string; mode
       line_items: items.map((i) => ({
         name: i.model,
         cost: credit(i.credit),
-        usage: { requests: i.requests, prompt: i.prompt, completion: i.completion, reasoning: i.reasoning, cached: i.cached },
+        usage: { requests: i.requests, prompt: i.prompt, completion: i.completion, reasoning: i.reasoning, cached: i.cached, ...(i.units ? { units: i.units } : {}) },
       })),
     };
   });
   const usage_summary = Object.fromEntries([...byModel].sort((a, b) => b[1].credit - a[1].credit || a[0].localeCompare(b[0])).map(([model, s]) => [model, {
     model_stats: { Requests: s.requests, Prompt: s.prompt, Completion: s.completion, Reasoning: s.reasoning, Cached: s.cached, CreditUsed: credit(s.credit) },
     usage_analysis: { request_percentage: percent(s.requests, total.requests), cost_percentage: percent(s.credit, total.credit) },
+    ...(s.units ? { units: s.units } : {}),
   }]));
   return {
     object: 'bill_info',

@@ -46,10 +46,10 @@ export class Billing implements BillingService {
     const rows = await this.db.select({
       day: usageDaily.day, model: usageDaily.model,
       requests: usageDaily.requests, prompt: usageDaily.prompt, completion: usageDaily.completion,
-      reasoning: usageDaily.reasoning, cached: usageDaily.cached, credit: usageDaily.creditUsed,
+      reasoning: usageDaily.reasoning, cached: usageDaily.cached, credit: usageDaily.creditUsed, units: usageDaily.units,
     }).from(usageDaily)
       .where(and(eq(usageDaily.accountId, caller.id), between(usageDaily.day, period.start, period.end)));
-    return buildBill(period, rows.map((r) => ({ ...r, credit: Number(r.credit) })));
+    return buildBill(period, rows.map((r) => ({ ...r, credit: Number(r.credit), units: r.units ?? undefined })));
   }
 
   descendants(actor: Actor, query: DescendantBillQuery): Promise<DescendantBillInfo> {

@@ -139,8 +139,9 @@ describe('an upload that goes over MAX_UPLOAD_BYTES as it arrives', () => {
 
   it('answers 413 to a client that asked to close and is still sending a chunked form, 20 times out of 20', async () => {
     // The file comes before the model, so the form is read until the limit is passed; chunked,
-    // so no declared length gives the refusal away before the bytes do.
-    const { body } = multipartBody([{ name: 'file', filename: 'big.mp3', data: fileBytes(3 * LIMIT) }, { name: 'model', value: 'whisper-1' }], 'b');
+    // so no declared length gives the refusal away before the bytes do. 12 MB is more than the
+    // loopback's socket buffers hold, so bytes are still unread when the 413 is ready.
+    const { body } = multipartBody([{ name: 'file', filename: 'big.mp3', data: fileBytes(12 * LIMIT) }, { name: 'model', value: 'whisper-1' }], 'b');
     const chunked = Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]);
     const uploadHead = `POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${small.rootKey}\r\nContent-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n${CLOSE}\r\n`;
     const smallPort = Number(new URL(small.url).port);

@@ -98,7 +98,6 @@ export class UploadBody {
       this.received += chunk.byteLength;
       noteUploadCopy(chunk.byteLength);
       if (this.received > limit) {
-        this.ended = true;
         this.stream.destroy(new UploadError('too-large', tooLarge(limit).message));
         return;
       }

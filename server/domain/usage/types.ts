@@ -1,3 +1,5 @@
+import type { UsageUnits } from './units';
+
 /**
  * One proxied request's usage, as the proxy reports it. Billing owns what happens next
  * (buffering, usage_records, usage_daily aggregates, credit deduction); the proxy only calls
@@ -32,6 +34,8 @@ export interface UsageEvent {
   durationMs?: number;
   /** Milliseconds from the call's arrival until its answer's head went out (time to first byte). */
   firstByteMs?: number;
+  /** What a unit-billed route used, by kind (images, seconds of audio, …); absent for calls billed by tokens alone. */
+  units?: UsageUnits;
 }
 
 export interface UsageSink {

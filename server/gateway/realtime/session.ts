@@ -21,6 +21,7 @@
 import { connectUpstream, sendableCloseCode, UpstreamWsError, type UpstreamSocket } from '../../adapters/upstream-ws/client';
 import { errorFields } from '../../core/log';
 import { AUDIO_TOKENS_PER_SECOND, equivalentTokens, unitCallCost, unitUsage, type UnitTokens } from '../../domain/pricing/units';
+import { usageUnitsOf } from '../../domain/usage/units';
 import { isDatabaseUnavailable } from '../../adapters/storage/errors';
 import { ProxyCall, type ProxyDeps } from '../call';
 import { proxyErrorBody, type Refusal, type Verdict } from '../errors';
@@ -376,11 +377,12 @@ class Session implements SocketPeer {
 
   /** Bills one response from its `response.done` usage and closes its reservation. */
   private settle(data: Buffer): void {
-    let usage: unknown;
-    try { usage = JSON.parse(data.toString('utf8'))?.response?.usage; } catch { return; }
+    let response: { usage?: unknown; id?: unknown; status?: unknown } | undefined;
+    try { response = JSON.parse(data.toString('utf8'))?.response; } catch { return; }
+    const usage = response?.usage;
     const c = this.call;
     const key = c.servedBy;
-    if (!key || typeof usage !== 'object' || usage === null) return;
+    if (!key || !response || typeof usage !== 'object' || usage === null) return;
     const tokens = realtimeTokens(usage);
     const units = unitUsage({ tokens, audioSeconds: Math.round(tokens.audioIn / AUDIO_TOKENS_PER_SECOND) });
     const price = unitPriceOf(c, 'realtime', c.servedModel);
@@ -390,19 +392,25 @@ class Session implements SocketPeer {
     const now = Date.now();
     this.responses++;
     this.lastInput = e.prompt;
-    const durationMs = performance.now() - this.responseAt;
+    const endedAt = performance.now();
+    const durationMs = endedAt - this.responseAt;
     const firstByteMs = this.responseFirstAt >= 0 ? this.responseFirstAt - this.responseAt : -1;
     this.d.usage.record({
       accountId: row.id, ownerId: row.ownerId, dna: row.dna, model: c.servedModel, level: c.servedLevel, keyId: key.id,
       endpoint: c.path, prompt: e.prompt, completion: e.completion, reasoning: 0, cached: e.cached, creditUsed: cost,
       status: 'ok', at: new Date(now), requestId: `${c.id}.${this.responses}`,
       // A response's own times: from when it was asked for (or began) to its end, and to its first event.
-      durationMs, firstByteMs: firstByteMs >= 0 ? firstByteMs : undefined,
+      durationMs, firstByteMs: firstByteMs >= 0 ? firstByteMs : undefined, units: usageUnitsOf('realtime', units),
     });
     // Each response is a call in the metrics (its tokens, credit and units); the session's end adds none again.
     this.d.telemetry?.metrics?.callEnded({
       path: c.path, status: 200, metricModel: c.servedModel, metricLevel: c.servedLevel, stream: true, attempts: 0,
       durationMs, overheadMs: 0, firstByteMs, usage: e, credit: cost, units,
+    });
+    c.trace?.response({
+      requestId: `${c.id}.${this.responses}`, responseId: typeof response.id === 'string' ? response.id : '', status: typeof response.status === 'string' ? response.status : '',
+      provider: c.provider, requestedModel: c.requestedModel, model: c.servedModel, keyId: key.id, level: c.servedLevel,
+      startTime: performance.timeOrigin + this.responseAt, endTime: performance.timeOrigin + endedAt, firstByteMs, usage: e,
     });
     this.responseFirstAt = -1;
     const r = c.reservation;

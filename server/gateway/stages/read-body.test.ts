@@ -18,8 +18,8 @@ describe('read body', () => {
     expect([v, c.stream, c.injectUsage]).toEqual([null, true, false]);
     ({ v, c } = read({ model: 'gpt-4o', stream: null, stream_options: null }));
     expect([v, c.stream, c.injectUsage]).toEqual([null, false, false]);
-    ({ c } = read({ model: 'claude-haiku-4-5', stream: true }, 'messages'));
-    expect([c.stream, c.injectUsage]).toEqual([true, false]);
+    ({ v, c } = read({ model: 'claude-haiku-4-5', stream: true, max_tokens: 64, messages: [] }, 'messages'));
+    expect([v, c.stream, c.injectUsage]).toEqual([null, true, false]);
     ({ c } = read({ model: 'text-embedding-3-small', stream: true }, 'embeddings'));
     expect(c.stream).toBe(false);
   });
@@ -51,5 +51,13 @@ describe('read body', () => {
     for (const iu of ['true', 1, {}]) {
       expect(read({ model: 'gpt-4o', stream: true, stream_options: { include_usage: iu } }).v).toMatchObject({ message: 'stream_options.include_usage: must be a boolean' });
     }
+  });
+  it('refuses a Messages request without its messages or max_tokens, as Anthropic does, whatever key would serve it', () => {
+    expect(read({ model: 'claude-haiku-4-5', max_tokens: 64 }, 'messages').v).toMatchObject({ status: 400, message: expect.stringContaining('messages') });
+    for (const max_tokens of [undefined, 0, 1.5, '64']) {
+      expect(read({ model: 'claude-haiku-4-5', max_tokens, messages: [] }, 'messages').v, String(max_tokens)).toMatchObject({ status: 400, message: expect.stringContaining('max_tokens') });
+    }
+    // Counting tokens needs messages only.
+    expect(read({ model: 'claude-haiku-4-5', messages: [] }, 'count_tokens').v).toBeNull();
   });
 });

@@ -2,8 +2,9 @@
  * Stage 2, read body: the request JSON, parsed once, and the fields the proxy itself reads
  * (model, stream, stream_options), checked before anything is mapped, forwarded or billed.
  * Refuses 413, 415 (not application/json), 400 invalid_json / not an object, 400
- * invalid_model (see model-name) and 400 invalid_request for a `stream` that is not a boolean
- * or `stream_options` that is not an object with a boolean `include_usage`.
+ * invalid_model (see model-name) and 400 invalid_request for a `stream` that is not a boolean,
+ * `stream_options` that is not an object with a boolean `include_usage`, or a Messages request
+ * without its `messages` and `max_tokens`.
  */
 import type { ProxyCall } from '../call';
 import { CLIENT_LEFT, type Refusal, type Verdict } from '../errors';
@@ -16,6 +17,10 @@ export const BODY_REQUIRED = { required: true } as const;
 const STREAM_NOT_BOOLEAN: Refusal = { status: 400, message: 'stream: must be a boolean', code: 'invalid_request' };
 const OPTIONS_NOT_OBJECT: Refusal = { status: 400, message: 'stream_options: must be an object', code: 'invalid_request' };
 const USAGE_NOT_BOOLEAN: Refusal = { status: 400, message: 'stream_options.include_usage: must be a boolean', code: 'invalid_request' };
+// The Messages API's own required fields: checked here because a key of another format would
+// otherwise be sent a translation of a request Anthropic itself refuses.
+const MESSAGES_REQUIRED: Refusal = { status: 400, message: 'messages: Field required (an array of messages)', code: 'invalid_request' };
+const MAX_TOKENS_REQUIRED: Refusal = { status: 400, message: 'max_tokens: Field required (a whole number of at least 1)', code: 'invalid_request' };
 
 /** Takes the body the intake read (`ex.readJsonObject(BODY_REQUIRED)`). */
 export function readBody(c: ProxyCall, body: JsonBody): Verdict {
@@ -46,6 +51,11 @@ export function takeFields(c: ProxyCall, raw: Buffer, body: Record<string, unkno
       includeUsage = (so as { include_usage?: unknown }).include_usage;
       if (includeUsage != null && typeof includeUsage !== 'boolean') return USAGE_NOT_BOOLEAN;
     }
+  }
+  if (endpoint === 'messages' || endpoint === 'count_tokens') {
+    if (!Array.isArray(body.messages)) return MESSAGES_REQUIRED;
+    const max = body.max_tokens;
+    if (endpoint === 'messages' && !(typeof max === 'number' && Number.isInteger(max) && max >= 1)) return MAX_TOKENS_REQUIRED;
   }
   c.raw = raw;
   c.doc = body;

@@ -16,6 +16,7 @@ import type { SwitchOver } from '../key-health/switch-over';
 import { estimateUsage } from '../dispatch/response-usage';
 import { equivalentTokens, unitCallCost } from '../../domain/pricing/units';
 import { unitMeterOf, unitPriceOf, usedUnits } from '../meter';
+import { usageUnitsOf, type UsageUnits } from '../../domain/usage/units';
 
 export interface SettleDeps {
   usage: Pick<UsageSink, 'record'>;
@@ -36,11 +37,13 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
   const meter = unitMeterOf(c);
   let usage = o.usage;
   let credit: number;
+  let billedUnits: UsageUnits | undefined;
   if (meter !== null) {
     // Billed by its unit; its equivalent tokens fill the record's token columns and the token limits.
     const price = unitPriceOf(c, meter, model);
     const units = usedUnits(c, meter, price, o);
     c.units = units;
+    billedUnits = usageUnitsOf(meter, units);
     usage = equivalentTokens(units);
     credit = unitCallCost(units, price, c.owner.unpricedPolicy, row.rates, row.factor);
   } else {
@@ -68,6 +71,7 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
     requestId: c.id,
     durationMs: performance.now() - c.startedAt,
     firstByteMs: c.headMs >= 0 ? c.headMs : undefined,
+    units: billedUnits,
   });
   const r = c.reservation;
   if (r) {

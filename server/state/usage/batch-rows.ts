@@ -1,5 +1,6 @@
 import type { UsageEvent } from '../../domain/usage/types';
 import { ancestorIdsOf } from '../../domain/accounts/dna';
+import { addUnits, sanitizeUnits, type UsageUnits } from '../../domain/usage/units';
 
 /**
  * What one batch of usage events becomes in the database, as pure functions of the events: the
@@ -27,6 +28,7 @@ export function utcDay(at: Date): string {
 export interface DailyKey { accountId: number; day: string; model: string }
 export interface Daily extends DailyKey {
   ownerId: number; dna: string; requests: number; prompt: number; completion: number; reasoning: number; cached: number; creditUsed: number;
+  units?: UsageUnits;
 }
 
 export function chargesOf(batch: UsageEvent[]): Map<number, number> {
@@ -49,6 +51,7 @@ export function aggregate(batch: UsageEvent[]): Daily[] {
     d.reasoning += e.reasoning;
     d.cached += e.cached;
     d.creditUsed += e.creditUsed;
+    if (e.units) d.units = addUnits(d.units, e.units);
     d.dna = e.dna;
   }
   return [...byKey.values()].sort((a, b) => a.accountId - b.accountId || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
@@ -68,6 +71,7 @@ export function subtreeRollups(daily: Daily[]): (Omit<Daily, 'accountId' | 'owne
       r.reasoning += d.reasoning;
       r.cached += d.cached;
       r.creditUsed += d.creditUsed;
+      if (d.units) r.units = addUnits(r.units, d.units);
     }
   }
   return [...byKey.values()].sort((a, b) => a.ancestorId - b.ancestorId || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
@@ -108,5 +112,6 @@ export function sanitize(e: UsageEvent, makeRequestId: () => string): UsageEvent
     requestId: typeof e.requestId === 'string' && e.requestId ? text(e.requestId, 200) : makeRequestId(),
     durationMs: millis(e.durationMs),
     firstByteMs: millis(e.firstByteMs),
+    units: e.units === undefined ? undefined : sanitizeUnits(e.units),
   };
 }

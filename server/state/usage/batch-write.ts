@@ -7,7 +7,7 @@ import { deductCredit } from '../credits/ledger';
 import { aggregate, chargesOf, subtreeRollups, type Daily } from './batch-rows';
 import type { RecordWriter } from './record-writers';
 
-/** usage_daily takes 11 parameters a row; PostgreSQL allows 65,535 per statement. */
+/** usage_daily takes 12 parameters a row; PostgreSQL allows 65,535 per statement. */
 const ROWS_PER_INSERT = 4000;
 /** Raw records travel as one document (JSON or CSV): the bound is its size, not a parameter count. */
 const RECORDS_PER_INSERT = 10_000;
@@ -20,6 +20,10 @@ const summed = (t: typeof usageDaily | typeof usageSubtreeDaily) => ({
   reasoning: sql`${t.reasoning} + excluded.reasoning`,
   cached: sql`${t.cached} + excluded.cached`,
   creditUsed: sql`${t.creditUsed} + excluded.credit_used`,
+  // Units by kind: each kind's quantities added, a kind only one side has kept as it is.
+  units: sql`CASE WHEN ${t.units} IS NULL THEN excluded.units WHEN excluded.units IS NULL THEN ${t.units}
+    ELSE (SELECT jsonb_object_agg(key, total) FROM (SELECT key, sum(value::numeric) AS total
+      FROM (SELECT * FROM jsonb_each_text(${t.units}) UNION ALL SELECT * FROM jsonb_each_text(excluded.units)) AS pair GROUP BY key) AS kinds) END`,
 });
 
 /**

@@ -7,6 +7,7 @@ import type { Logger } from '../../core/log';
 import { errorFields } from '../../core/log';
 import { processRuns } from '../../core/processes';
 import type { UsageEvent } from '../../domain/usage/types';
+import type { UsageUnits } from '../../domain/usage/units';
 
 /**
  * The usage journal: an append-only local file every usage event is written to as it is
@@ -30,10 +31,12 @@ const HEARTBEAT_MS = 3_000;
 
 export interface JournalPosition { segment: number; offset: number }
 
-type EventLine = [number, number, number, string, string, number | null, number | null, string, number, number, number, number, number, string, number, string | undefined, (number | null)?, (number | null)?];
+type EventLine = [number, number, number, string, string, number | null, number | null, string, number, number, number, number, number, string, number, string | undefined, (number | null)?, (number | null)?, UsageUnits?];
 
 export function encodeEvent(seq: number, e: UsageEvent): string {
   const line: EventLine = [seq, e.accountId, e.ownerId, e.dna, e.model, e.level, e.keyId, e.endpoint, e.prompt, e.completion, e.reasoning, e.cached, e.creditUsed, e.status, e.at.getTime(), e.requestId, e.durationMs ?? null, e.firstByteMs ?? null];
+  // Only a unit-billed call's line carries its units: a chat call's line stays as it was.
+  if (e.units) line.push(e.units);
   return `${JSON.stringify(line)}\n`;
 }
 
@@ -44,7 +47,7 @@ export function decodeEvent(l: EventLine): { seq: number; event: UsageEvent } {
       accountId: l[1], ownerId: l[2], dna: l[3], model: l[4], level: l[5], keyId: l[6], endpoint: l[7], prompt: l[8], completion: l[9],
       reasoning: l[10], cached: l[11], creditUsed: l[12], status: l[13] === 'abnormal' ? 'abnormal' : 'ok', at: new Date(l[14]), requestId: l[15] ?? undefined,
       // Lines written before the timings were kept end at the request ID.
-      durationMs: l[16] ?? undefined, firstByteMs: l[17] ?? undefined,
+      durationMs: l[16] ?? undefined, firstByteMs: l[17] ?? undefined, units: l[18] ?? undefined,
     },
   };
 }

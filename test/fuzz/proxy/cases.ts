@@ -156,7 +156,7 @@ export const TAG_PLACEHOLDER = '@@fuzz-tag@@';
 
 /** The body with its tag, once the case is numbered. */
 export function tagCase<T extends { body: string; tagged: boolean }>(c: T, tag: string): T & { tag: string | null } {
-  return { ...c, body: c.body.replace(JSON.stringify(TAG_PLACEHOLDER), JSON.stringify(tag)), tag: c.tagged ? tag : null };
+  return { ...c, body: c.body.replaceAll(JSON.stringify(TAG_PLACEHOLDER), JSON.stringify(tag)), tag: c.tagged ? tag : null };
 }
 
 /** One proxy call of the body/header/auth fuzzer (sent with undici on kept connections). */
@@ -170,7 +170,13 @@ export function proxyCases(keys: Keys): fc.Arbitrary<Omit<ProxyCase, 'index' | '
     ),
   )).map(([route, who, m, s, p, ct, extra, rawBody]) => {
     const cred = credentialHeaders(keys, who);
-    const doc: Record<string, unknown> = withOwnKey({ model: m.value, ...p.fields, ...s.fields }, 'fuzz_case', TAG_PLACEHOLDER);
+    let doc: Record<string, unknown> = withOwnKey({ model: m.value, ...p.fields, ...s.fields }, 'fuzz_case', TAG_PLACEHOLDER);
+    // A Messages call an OpenAI-format key serves is translated, and unknown fields such as
+    // fuzz_case do not survive that; metadata.user_id does (as `user`), so it carries the tag too.
+    if (route.endpoint === 'messages') {
+      const metadata = Object.hasOwn(doc, 'metadata') ? doc.metadata : {};
+      if (typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata)) doc = withOwnKey(doc, 'metadata', withOwnKey(metadata as Record<string, unknown>, 'user_id', TAG_PLACEHOLDER));
+    }
     let body: string;
     let tagged = true;
     let bodyExpect: Expectation = worst(m.expect, s.expect, p.expect);

@@ -34,15 +34,17 @@ class BillInfoUsageSummary(object):
     """
     openapi_types = {
         'model_stats': 'ModelStats',
-        'usage_analysis': 'UsageShare'
+        'usage_analysis': 'UsageShare',
+        'units': 'dict'
     }
 
     attribute_map = {
         'model_stats': 'model_stats',
-        'usage_analysis': 'usage_analysis'
+        'usage_analysis': 'usage_analysis',
+        'units': 'units'
     }
 
-    def __init__(self, model_stats=None, usage_analysis=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, model_stats=None, usage_analysis=None, units=None, local_vars_configuration=None):  # noqa: E501
         """BillInfoUsageSummary - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -50,10 +52,13 @@ class BillInfoUsageSummary(object):
 
         self._model_stats = None
         self._usage_analysis = None
+        self._units = None
         self.discriminator = None
 
         self.model_stats = model_stats
         self.usage_analysis = usage_analysis
+        if units is not None:
+            self.units = units
 
     @property
     def model_stats(self):
@@ -100,6 +105,27 @@ class BillInfoUsageSummary(object):
             raise ValueError("Invalid value for `usage_analysis`, must not be `None`")  # noqa: E501
 
         self._usage_analysis = usage_analysis
+
+    @property
+    def units(self):
+        """Gets the units of this BillInfoUsageSummary.  # noqa: E501
+
+
+        :return: The units of this BillInfoUsageSummary.  # noqa: E501
+        :rtype: dict
+        """
+        return self._units
+
+    @units.setter
+    def units(self, units):
+        """Sets the units of this BillInfoUsageSummary.
+
+
+        :param units: The units of this BillInfoUsageSummary.  # noqa: E501
+        :type: dict
+        """
+
+        self._units = units
 
     def to_dict(self):
         """Returns the model properties as a dict"""

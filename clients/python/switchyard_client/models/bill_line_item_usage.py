@@ -37,7 +37,8 @@ class BillLineItemUsage(object):
         'prompt': 'float',
         'completion': 'float',
         'reasoning': 'float',
-        'cached': 'float'
+        'cached': 'float',
+        'units': 'dict'
     }
 
     attribute_map = {
@@ -45,10 +46,11 @@ class BillLineItemUsage(object):
         'prompt': 'prompt',
         'completion': 'completion',
         'reasoning': 'reasoning',
-        'cached': 'cached'
+        'cached': 'cached',
+        'units': 'units'
     }
 
-    def __init__(self, requests=None, prompt=None, completion=None, reasoning=None, cached=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, requests=None, prompt=None, completion=None, reasoning=None, cached=None, units=None, local_vars_configuration=None):  # noqa: E501
         """BillLineItemUsage - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -59,6 +61,7 @@ class BillLineItemUsage(object):
         self._completion = None
         self._reasoning = None
         self._cached = None
+        self._units = None
         self.discriminator = None
 
         self.requests = requests
@@ -66,6 +69,8 @@ class BillLineItemUsage(object):
         self.completion = completion
         self.reasoning = reasoning
         self.cached = cached
+        if units is not None:
+            self.units = units
 
     @property
     def requests(self):
@@ -187,6 +192,27 @@ class BillLineItemUsage(object):
             raise ValueError("Invalid value for `cached`, must not be `None`")  # noqa: E501
 
         self._cached = cached
+
+    @property
+    def units(self):
+        """Gets the units of this BillLineItemUsage.  # noqa: E501
+
+
+        :return: The units of this BillLineItemUsage.  # noqa: E501
+        :rtype: dict
+        """
+        return self._units
+
+    @units.setter
+    def units(self, units):
+        """Sets the units of this BillLineItemUsage.
+
+
+        :param units: The units of this BillLineItemUsage.  # noqa: E501
+        :type: dict
+        """
+
+        self._units = units
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -46,7 +46,8 @@ class RequestUsage(object):
         'credit_used': 'float',
         'status': 'str',
         'duration_ms': 'int',
-        'first_byte_ms': 'int'
+        'first_byte_ms': 'int',
+        'units': 'dict'
     }
 
     attribute_map = {
@@ -63,10 +64,11 @@ class RequestUsage(object):
         'credit_used': 'credit_used',
         'status': 'status',
         'duration_ms': 'duration_ms',
-        'first_byte_ms': 'first_byte_ms'
+        'first_byte_ms': 'first_byte_ms',
+        'units': 'units'
     }
 
-    def __init__(self, account_id=None, request_id=None, created_at=None, model=None, endpoint=None, level=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, status=None, duration_ms=None, first_byte_ms=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, account_id=None, request_id=None, created_at=None, model=None, endpoint=None, level=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, status=None, duration_ms=None, first_byte_ms=None, units=None, local_vars_configuration=None):  # noqa: E501
         """RequestUsage - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -86,6 +88,7 @@ class RequestUsage(object):
         self._status = None
         self._duration_ms = None
         self._first_byte_ms = None
+        self._units = None
         self.discriminator = None
 
         self.account_id = account_id
@@ -102,6 +105,8 @@ class RequestUsage(object):
         self.status = status
         self.duration_ms = duration_ms
         self.first_byte_ms = first_byte_ms
+        if units is not None:
+            self.units = units
 
     @property
     def account_id(self):
@@ -484,6 +489,29 @@ class RequestUsage(object):
             raise ValueError("Invalid value for `first_byte_ms`, must be a value greater than or equal to `-9007199254740991`")  # noqa: E501
 
         self._first_byte_ms = first_byte_ms
+
+    @property
+    def units(self):
+        """Gets the units of this RequestUsage.  # noqa: E501
+
+        What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens); absent for calls billed by tokens alone  # noqa: E501
+
+        :return: The units of this RequestUsage.  # noqa: E501
+        :rtype: dict
+        """
+        return self._units
+
+    @units.setter
+    def units(self, units):
+        """Sets the units of this RequestUsage.
+
+        What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens); absent for calls billed by tokens alone  # noqa: E501
+
+        :param units: The units of this RequestUsage.  # noqa: E501
+        :type: dict
+        """
+
+        self._units = units
 
     def to_dict(self):
         """Returns the model properties as a dict"""
