@@ -13,13 +13,6 @@ export interface ObservedUsage {
   readonly cached: number;
 }
 
-/** Units of the routes billed by more than tokens. */
-export interface ObservedUnits {
-  readonly calls: number;
-  readonly images: number;
-  readonly audioSeconds: number;
-  readonly characters: number;
-}
 
 /**
  * One proxied call once it ended. The gateway's call object has these fields itself, so it is
@@ -45,8 +38,8 @@ export interface ObservedCall {
   readonly firstByteMs: number;
   /** What was billed, or null when nothing was. */
   readonly usage: ObservedUsage | null;
-  /** The units a call billed by its unit was charged for (images, seconds of audio, characters, calls). */
-  readonly units?: ObservedUnits | null;
+  /** The units a call billed by its unit was charged for, by kind as its usage record keeps them (images, audio_seconds, search_units, …). */
+  readonly billedUnits?: Readonly<Record<string, number>> | null;
   readonly credit: number;
 }
 

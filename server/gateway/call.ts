@@ -18,6 +18,7 @@ import type { UnpricedModels } from './stages/price-policy';
 import type { ResponseKeys } from '../state/response-keys/response-keys';
 import { ROUTES, type RouteSpec } from './routes';
 import type { UnitUsage } from '../domain/pricing/units';
+import type { UsageUnits } from '../domain/usage/units';
 import type { UploadForm } from './upload/form';
 
 /** The proxy's tunables (from Settings). */
@@ -93,6 +94,8 @@ export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd 
   usage: ObservedUsage | null = null;
   /** The units a unit-billed route was charged for (images, seconds, characters, calls), for the log. */
   units: UnitUsage | null = null;
+  /** The same units by kind as the usage record keeps them (domain/usage/units.ts), for metrics. */
+  billedUnits: UsageUnits | null = null;
   credit = 0;
   /** GenAI provider name of the attempt that served the call. */
   provider = '';

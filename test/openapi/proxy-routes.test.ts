@@ -20,7 +20,7 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
 /** An upload route's form with only a `stream` field: its model is missing. */
 function postForm(path: string, headers: Record<string, string>) {
   const form = multipartBody([{ name: 'stream', value: 'true' }]);
-  return fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': form.type, ...headers }, body: form.body });
+  return fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': form.type, ...headers }, body: new Uint8Array(form.body) });
 }
 
 describe('the AI proxy routes in the OpenAPI document', () => {
@@ -45,7 +45,7 @@ describe('the AI proxy routes in the OpenAPI document', () => {
         if (r.anthropic) expect(a, path).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.any(String), code: 'missing_api_key', request_id: anonymous.headers.get('x-request-id') } });
         else expect(a, path).toEqual({ error: { message: expect.any(String), type: 'authentication_error', code: 'missing_api_key', request_id: anonymous.headers.get('x-request-id') } });
 
-        const key = r.anthropic ? { 'x-api-key': gw.rootKey } : { authorization: `Bearer ${gw.rootKey}` };
+        const key: Record<string, string> = r.anthropic ? { 'x-api-key': gw.rootKey } : { authorization: `Bearer ${gw.rootKey}` };
         const noModel = r.upload ? await postForm(path, key) : await post(path, { stream: true }, key);
         expect(noModel.status, path).toBe(400);
         const b = await noModel.json();

@@ -93,7 +93,7 @@ export class PrometheusMetrics implements ProxyMetrics {
     this.upstream = new SeriesHistogram(r, 'switchyard_upstream_request_duration_seconds', 'Upstream attempts, from sending the request to the end of the answer, by provider and outcome', REQUEST_BUCKETS);
     this.tokens = new SeriesCounter(r, 'switchyard_tokens_total', 'Billed tokens by type (input, output, reasoning, cached) and model');
     this.credit = new SeriesCounter(r, 'switchyard_credit_used_total', 'Credit charged for proxied calls, by model');
-    this.unitsTotal = new SeriesCounter(r, 'switchyard_proxy_units_total', 'Units billed by the routes not billed by tokens alone: images, audio_seconds, characters, calls (moderations, audio calls, rerank search units), by model');
+    this.unitsTotal = new SeriesCounter(r, 'switchyard_proxy_units_total', 'Units billed by the routes not billed by tokens alone, by kind as bills show them (images, audio_seconds, characters, calls, search_units, audio_tokens), by model');
     this.modelLabels = new BoundedLabel(opts.maxModels ?? 200, (l) => l, (m) => m || 'none');
     this.levelLabels = new BoundedLabel(opts.maxLevels ?? 64, (l) => l, (n) => (n < 0 ? 'none' : String(n)));
     this.models = new BoundedLabel(opts.maxModels ?? 200, (model) => ({
@@ -142,13 +142,8 @@ export class PrometheusMetrics implements ProxyMetrics {
     m.reasoning.value += u.reasoning;
     m.cached.value += u.cached;
     m.credit.value += c.credit;
-    const units = c.units;
-    if (units) {
-      this.addUnits('calls', modelLabel, units.calls);
-      this.addUnits('images', modelLabel, units.images);
-      this.addUnits('audio_seconds', modelLabel, units.audioSeconds);
-      this.addUnits('characters', modelLabel, units.characters);
-    }
+    const units = c.billedUnits;
+    if (units) for (const unit in units) this.addUnits(unit, modelLabel, units[unit]);
   }
 
   private addUnits(unit: string, model: string, n: number): void {

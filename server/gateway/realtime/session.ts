@@ -395,17 +395,18 @@ class Session implements SocketPeer {
     const endedAt = performance.now();
     const durationMs = endedAt - this.responseAt;
     const firstByteMs = this.responseFirstAt >= 0 ? this.responseFirstAt - this.responseAt : -1;
+    const billedUnits = usageUnitsOf('realtime', units);
     this.d.usage.record({
       accountId: row.id, ownerId: row.ownerId, dna: row.dna, model: c.servedModel, level: c.servedLevel, keyId: key.id,
       endpoint: c.path, prompt: e.prompt, completion: e.completion, reasoning: 0, cached: e.cached, creditUsed: cost,
       status: 'ok', at: new Date(now), requestId: `${c.id}.${this.responses}`,
       // A response's own times: from when it was asked for (or began) to its end, and to its first event.
-      durationMs, firstByteMs: firstByteMs >= 0 ? firstByteMs : undefined, units: usageUnitsOf('realtime', units),
+      durationMs, firstByteMs: firstByteMs >= 0 ? firstByteMs : undefined, units: billedUnits,
     });
     // Each response is a call in the metrics (its tokens, credit and units); the session's end adds none again.
     this.d.telemetry?.metrics?.callEnded({
       path: c.path, status: 200, metricModel: c.servedModel, metricLevel: c.servedLevel, stream: true, attempts: 0,
-      durationMs, overheadMs: 0, firstByteMs, usage: e, credit: cost, units,
+      durationMs, overheadMs: 0, firstByteMs, usage: e, credit: cost, billedUnits,
     });
     c.trace?.response({
       requestId: `${c.id}.${this.responses}`, responseId: typeof response.id === 'string' ? response.id : '', status: typeof response.status === 'string' ? response.status : '',
@@ -455,7 +456,7 @@ class Session implements SocketPeer {
       observeEnd({ ...t, metrics: undefined }, this.d.log, c);
       t.metrics?.callEnded({
         path: c.path, status: c.status, metricModel: c.metricModel, metricLevel: c.metricLevel, stream: true, attempts: c.attempts,
-        durationMs: c.durationMs, overheadMs: c.overheadMs, firstByteMs: c.firstByteMs, usage: null, credit: 0, units: null,
+        durationMs: c.durationMs, overheadMs: c.overheadMs, firstByteMs: c.firstByteMs, usage: null, credit: 0, billedUnits: null,
       });
     }
     this.gone();

@@ -44,6 +44,7 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
     const units = usedUnits(c, meter, price, o);
     c.units = units;
     billedUnits = usageUnitsOf(meter, units);
+    c.billedUnits = billedUnits ?? null;
     usage = equivalentTokens(units);
     credit = unitCallCost(units, price, c.owner.unpricedPolicy, row.rates, row.factor);
   } else {
