@@ -20,13 +20,12 @@
  */
 import { connectUpstream, sendableCloseCode, UpstreamWsError, type UpstreamSocket } from '../../adapters/upstream-ws/client';
 import { errorFields } from '../../core/log';
-import { AUDIO_TOKENS_PER_SECOND, equivalentTokens, unitCallCost, unitUsage, type UnitTokens } from '../../domain/pricing/units';
+import { AUDIO_TOKENS_PER_SECOND, equivalentTokens, unitCallCost, unitUsage } from '../../domain/pricing/units';
 import { usageUnitsOf } from '../../domain/usage/units';
 import { isDatabaseUnavailable } from '../../adapters/storage/errors';
 import { ProxyCall, type ProxyDeps } from '../call';
 import { proxyErrorBody, type Refusal, type Verdict } from '../errors';
-import type { ClientExchange, ClientSocket, HeaderValues, SocketPeer, SocketUpgrade } from '../transport';
-import type { JsonBody } from '../transport';
+import type { ClientSocket, SocketPeer, SocketUpgrade } from '../transport';
 import { authenticate } from '../stages/authenticate';
 import { mapModel } from '../stages/map-model';
 import { checkAccess } from '../stages/access';
@@ -41,11 +40,12 @@ import { isSkip } from '../providers/types';
 import { observeEnd, genAiProvider } from '../observe';
 import { unitPriceOf } from '../meter';
 import type { PooledKey } from '../../state/provider-keys/key-pool';
+import { protocols, UpgradeExchange } from './upgrade';
+import { realtimeTokens } from './usage';
 
 /** Request headers a realtime upgrade reads. */
 export const REALTIME_HEADERS = ['authorization', 'x-api-key', 'sec-websocket-protocol', 'openai-beta', 'x-request-id', 'traceparent', 'tracestate'];
 
-const KEY_PROTOCOL = 'openai-insecure-api-key.';
 /** Above this much waiting for the client, the upstream is paused; below CLIENT_LOW_WATER it reads again. */
 export const CLIENT_HIGH_WATER = 1024 * 1024;
 const CLIENT_LOW_WATER = 256 * 1024;
@@ -62,54 +62,6 @@ export interface RealtimeSettings {
 }
 
 const POLICY = 1008;
-
-/** The upgrade request as the stages see a call: its refusals answer the upgrade with an HTTP error. */
-class UpgradeExchange implements ClientExchange {
-  stamp: ProxyCall | null = null;
-  finished = false;
-  constructor(readonly u: SocketUpgrade, readonly headers: Readonly<Record<string, string>>) {}
-  get ip() { return this.u.ip; }
-  get aborted() { return this.u.aborted; }
-  onAbort(l: () => void) { this.u.onAbort(l); }
-  readJsonObject(): Promise<JsonBody> { return Promise.resolve({ ok: true, raw: Buffer.alloc(0), value: {} }); }
-  send(status: number, headers: Record<string, string>, body: string | Uint8Array): void {
-    if (this.finished) return;
-    this.finished = true;
-    const h: Record<string, string> = { ...headers };
-    this.stamp?.stampHead(status, { writeHeader: (k, v) => (h[k] = v) });
-    this.u.refuse(status, h, typeof body === 'string' ? body : Buffer.from(body).toString('utf8'));
-  }
-  relay(status: number, headers: HeaderValues, _omit: unknown, body: Uint8Array): void {
-    this.send(status, Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, String(v)])), body);
-  }
-  openStream(): never { throw new Error('a WebSocket upgrade has no streamed answer'); }
-}
-
-/** The key from the subprotocol list, and the protocols offered without it. */
-function protocols(header: string | undefined): { key?: string; offered: string[] } {
-  const offered: string[] = [];
-  let key: string | undefined;
-  for (const p of (header ?? '').split(',')) {
-    const t = p.trim();
-    if (t.startsWith(KEY_PROTOCOL)) key = t.slice(KEY_PROTOCOL.length);
-    else if (t) offered.push(t);
-  }
-  return { key, offered };
-}
-
-const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
-
-/** A realtime `response.done` usage in units: uncached and cached input by kind, output by kind. */
-export function realtimeTokens(u: any): UnitTokens {
-  const inD = u?.input_token_details ?? {};
-  const cachedD = inD.cached_tokens_details ?? {};
-  const outD = u?.output_token_details ?? {};
-  const cachedText = int(cachedD.text_tokens);
-  const cachedAudio = int(cachedD.audio_tokens) || Math.max(0, int(inD.cached_tokens) - cachedText);
-  const textIn = Math.max(0, int(inD.text_tokens) - cachedText);
-  const audioIn = Math.max(0, int(inD.audio_tokens) - cachedAudio);
-  return { cachedText, cachedAudio, textIn, audioIn, imageIn: int(inD.image_tokens), textOut: int(outD.text_tokens), audioOut: int(outD.audio_tokens), imageOut: 0 };
-}
 
 export class RealtimeSessions {
   private readonly open = new Set<Session>();
