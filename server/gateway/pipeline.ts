@@ -98,8 +98,7 @@ export class ProxyPipeline {
     mapModel(c);
     if ((v = checkAccess(c))) return refuse(c, v);
     if ((v = checkPrice(d, c))) return refuse(c, v);
-    // Counting tokens costs nothing: no reservation, no usage record.
-    const free = c.endpoint === 'count_tokens';
+    const free = c.route.free;
     if (!free && (v = admit(d, c)) && (v = await v)) return refuse(c, v);
     try {
       if (c.ex.aborted) return;

@@ -17,17 +17,18 @@ export interface RouteSpec {
   meter: Meter;
   /** Whether the proxy reads the body's `stream` (the routes whose answers can be event streams). */
   streams: boolean;
+  /** A route that costs nothing (counting tokens, as at Anthropic): neither admitted nor settled (pipeline.ts). */
+  free: boolean;
 }
 
-const route = (endpoint: Endpoint, path: string, meter: Meter, streams: boolean, body: RouteSpec['body'] = 'json'): RouteSpec => ({ endpoint, path, body, meter, streams });
+const route = (endpoint: Endpoint, path: string, meter: Meter, streams: boolean, body: RouteSpec['body'] = 'json', free = false): RouteSpec => ({ endpoint, path, body, meter, streams, free });
 
 export const ROUTES: Readonly<Record<Endpoint, RouteSpec>> = {
   chat: route('chat', '/v1/chat/completions', 'tokens', true),
   responses: route('responses', '/v1/responses', 'tokens', true),
   embeddings: route('embeddings', '/v1/embeddings', 'tokens', false),
   messages: route('messages', '/v1/messages', 'tokens', true),
-  // Free, as at Anthropic: neither admitted nor settled (pipeline.ts).
-  count_tokens: route('count_tokens', '/v1/messages/count_tokens', 'tokens', false),
+  count_tokens: route('count_tokens', '/v1/messages/count_tokens', 'tokens', false, 'json', true),
   completions: route('completions', '/v1/completions', 'tokens', true),
   moderations: route('moderations', '/v1/moderations', 'call', false),
   rerank: route('rerank', '/v1/rerank', 'rerank', false),
