@@ -14,6 +14,7 @@
  * it give the ratios vs nginx, with shared state (Redis) and with metrics on vs METRICS=off.
  */
 import { fileURLToPath } from 'node:url';
+import { readArgs } from './args';
 import { generateAccountKey } from '../server/adapters/security/crypto';
 import { bundleEnv, bundleServer } from '../scripts/build/bundle';
 import { freePort, runBenchmark, startChild, stopAll, type Child } from './proxy/children';
@@ -31,15 +32,11 @@ interface Options {
 }
 
 function options(argv: string[]): Options {
-  const quick = argv.includes('--quick');
-  const num = (flag: string, dflt: number) => {
-    const i = argv.indexOf(flag);
-    const v = i >= 0 ? Number(argv[i + 1]) : NaN;
-    return Number.isFinite(v) && v > 0 ? v : dflt;
-  };
+  const a = readArgs(argv);
+  const quick = a.has('--quick');
   return {
-    warmup: num('--warmup', quick ? 1 : 5), duration: num('--duration', quick ? 2 : 8),
-    rounds: Math.round(num('--rounds', quick ? 1 : 2)), connections: num('--connections', 32),
+    warmup: a.num('--warmup', quick ? 1 : 5), duration: a.num('--duration', quick ? 2 : 8),
+    rounds: Math.round(a.num('--rounds', quick ? 1 : 2)), connections: a.num('--connections', 32),
   };
 }
 

@@ -27,6 +27,7 @@
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { readArgs } from './args';
 import { fileURLToPath } from 'node:url';
 import { generateAccountKey } from '../server/adapters/security/crypto';
 import { bundleEnv, bundleServer } from '../scripts/build/bundle';
@@ -49,17 +50,10 @@ interface Options {
 }
 
 function options(argv: string[]): Options {
-  const arg = (flag: string) => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
-  const num = (flag: string, dflt: number) => {
-    const v = Number(arg(flag));
-    return Number.isFinite(v) && v > 0 ? v : dflt;
-  };
-  const sizes = (arg('--sizes') ?? (argv.includes('--quick') ? '512,1024' : '512,1024,2048,4096'))
+  const a = readArgs(argv);
+  const sizes = (a.text('--sizes') ?? (a.has('--quick') ? '512,1024' : '512,1024,2048,4096'))
     .split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
-  return { sizes: sizes.length ? sizes : [512], chunks: num('--chunks', 64), interval: num('--interval', 20), redis: argv.includes('--redis'), verbose: argv.includes('--verbose'), cpuProf: arg('--cpu-prof') };
+  return { sizes: sizes.length ? sizes : [512], chunks: a.num('--chunks', 64), interval: a.num('--interval', 20), redis: a.has('--redis'), verbose: a.has('--verbose'), cpuProf: a.text('--cpu-prof') };
 }
 
 const fmt = (n: number | undefined, digits = 0) => (n === undefined || !Number.isFinite(n) ? 'n/a' : n.toFixed(digits));

@@ -4,7 +4,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser } from 'mailparser';
 import { startMockUpstream, type MockUpstream } from '../server/testing/mock-upstream';
-import { ConsoleHarness, openTab, screenshots, signIn } from './test-support';
+import { ConsoleHarness, openTab, screenshots } from './test-support';
 import { needs } from '../server/testing/requirements';
 
 /**
@@ -39,10 +39,8 @@ beforeAll(async () => {
   // The copy button writes to the clipboard, which the test reads back.
   ctx = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
   await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.gw.url });
-  page = await h.open(ctx);
+  page = await h.openAsRoot(ctx);
   page.setDefaultTimeout(10_000);
-  await signIn(page, h.gw.rootKey);
-  await page.getByRole('heading', { name: 'AI API examples' }).waitFor();
 }, 180_000);
 afterAll(async () => {
   await h.close();

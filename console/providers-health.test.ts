@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { insertAccount } from '../server/testing/accounts';
 import { refusedOrigin, startMockUpstream, type MockUpstream } from '../server/testing/mock-upstream';
-import { ConsoleHarness, openTab, screenshots, signIn } from './test-support';
+import { ConsoleHarness, openTab, screenshots } from './test-support';
 import { needs } from '../server/testing/requirements';
 
 /**
@@ -42,9 +42,7 @@ beforeAll(async () => {
     body: JSON.stringify({ model: 'house-model-9', messages: [{ role: 'user', content: 'hi' }] }),
   });
   expect(unpriced.status).toBe(403);
-  page = await h.open(h.context);
-  await signIn(page, h.gw.rootKey);
-  await page.getByRole('heading', { name: 'AI API examples' }).waitFor();
+  page = await h.openAsRoot(h.context);
 }, 180_000);
 afterAll(async () => {
   await h.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createAccount, rootAccount, usageOf } from '../server/testing/accounts';
-import { ConsoleHarness, openTab, signIn, screenshots } from './test-support';
+import { ConsoleHarness, openTab, screenshots } from './test-support';
 import { needs } from '../server/testing/requirements';
 
 /**
@@ -23,9 +23,7 @@ beforeAll(async () => {
   const created = await h.gw.root.post('/x-users', { Name: 'console-user', Email: 'console-user@example.test', CreditGranted: 50 });
   expect(created.status).toBe(201);
   subaccountKey = created.body.User.SecretKey;
-  page = await h.open(h.context);
-  await signIn(page, h.gw.rootKey);
-  await page.getByRole('heading', { name: 'AI API examples' }).waitFor();
+  page = await h.openAsRoot(h.context);
 }, 180_000);
 afterAll(() => h.close());
 
@@ -124,9 +122,11 @@ describe('providers', needs('chromium'), () => {
     expect(await page.locator('#pk-project').inputValue()).toBe('acme-ai');
     expect(await page.locator('#pk-private-key').inputValue()).toBe('');
     await page.locator('#pk-project').fill('acme-ai-prod');
+    expect(await page.locator('#pk-publisher').inputValue()).toBe('google');
+    await page.locator('#pk-publisher').selectOption('anthropic');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Saved key vertex-eu').waitFor();
-    expect((await h.gw.root.get('/x-keys?level=2')).body[0].config).toMatchObject({ project_id: 'acme-ai-prod', private_key_set: true });
+    expect((await h.gw.root.get('/x-keys?level=2')).body[0].config).toMatchObject({ project_id: 'acme-ai-prod', publisher: 'anthropic', private_key_set: true });
     expect(await page.content()).not.toContain('MIIEvQIBADANBgkqhkiG9w0BAQEFAASC');
   });
 
@@ -340,6 +340,14 @@ describe('usage', needs('chromium'), () => {
     await expect.poll(() => page.locator('[data-testid=usage-requests] .stat-value').textContent()).toBe('12');
     await page.getByRole('tab', { name: 'Everything' }).click();
     await screenshots(page, 'tab-usage');
+  });
+});
+
+describe('request lines', needs('chromium'), () => {
+  it('kept each /trpc request line within one TCP segment (console/src/api.ts, maxURLLength)', () => {
+    const calls = h.requests.filter((r) => r.url().startsWith(`${h.gw.url}/trpc/`));
+    expect(calls.length).toBeGreaterThan(10);
+    for (const r of calls) expect(r.url().length - h.gw.url.length, r.url().slice(0, 120)).toBeLessThanOrEqual(1200);
   });
 });
 

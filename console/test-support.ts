@@ -68,13 +68,17 @@ async function npmChromium(): Promise<string> {
  * when its last page closes, and --disable-web-security would hide what the console's origin
  * rules do.
  */
-export async function launchChromium(): Promise<Browser> {
+export async function launchChromium(opts: { lang?: string } = {}): Promise<Browser> {
   const found = foundAt('chromium');
+  // Under LANG=C (containers, CI) Chromium reports its language as en-US@posix, a tag Intl
+  // refuses; the console copes with it (console/locale.test.ts), the other tests run as a desktop
+  // would. The variables that outrank LANG are left out, so LANG alone says what Chromium reports.
+  const env: NodeJS.ProcessEnv = { ...process.env, LANG: opts.lang ?? 'en_US.UTF-8' };
+  for (const k of ['LC_ALL', 'LC_MESSAGES', 'LANGUAGE']) delete env[k];
   return chromium.launch({
     executablePath: found === NPM_CHROMIUM ? await npmChromium() : found,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    // Under LANG=C.UTF-8 (containers, CI) Chromium reports its language as en-US@posix, a tag Intl refuses.
-    env: { ...process.env, LANG: 'en_US.UTF-8' },
+    env,
   });
 }
 
@@ -103,8 +107,11 @@ export class ConsoleHarness {
   /** Every request the console made, to prove where the key travels. */
   readonly requests: Request[] = [];
 
+  /** `lang`: the LANG Chromium runs under. */
+  constructor(private readonly opts: { lang?: string } = {}) {}
+
   async start(): Promise<void> {
-    this.browser = await launchChromium();
+    this.browser = await launchChromium(this.opts);
     ensureConsoleBuilt();
     this.gw = await startTestGateway();
     this.context = await this.browser.newContext({ viewport: DESKTOP });
@@ -120,6 +127,14 @@ export class ConsoleHarness {
     const p = await ctx.newPage();
     p.on('request', (r) => this.requests.push(r));
     await p.goto(`${this.gw.url}/console/${hash}`);
+    return p;
+  }
+
+  /** A new tab on the console, signed in as Root and on its first tab. */
+  async openAsRoot(ctx: BrowserContext): Promise<Page> {
+    const p = await this.open(ctx);
+    await signIn(p, this.gw.rootKey);
+    await p.getByRole('heading', { name: 'AI API examples' }).waitFor();
     return p;
   }
 }

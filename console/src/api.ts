@@ -27,7 +27,10 @@ const endSessionOn401 = (key: () => string | null): TRPCLink<AppRouter> => () =>
 export function createApi(key: () => string | null, opts: { watchSession?: boolean } = {}) {
   const http = httpBatchLink<AppRouter>({
     url: '/trpc',
-    maxURLLength: 2000,
+    // uWS's Node 20 binary answers 505 to a request line that arrives in more than one read
+    // (docs/decisions.md, `splitRequestLine505`): a URL within 1,200 characters keeps the line
+    // inside one TCP segment (about 1,400 bytes on a usual network); a batch past it is split.
+    maxURLLength: 1200,
     headers: () => {
       const k = key();
       return k ? { authorization: 'Bearer ' + k } : {};

@@ -26,6 +26,7 @@ export const CloudPlatformConfig = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }).max(2048),
   project_id: z.string().min(1).max(200),
   client_email: z.email().max(320),
+  publisher: z.enum(['google', 'anthropic']).optional().meta({ description: 'Whose models the key serves: google (default) through the OpenAI-compatible chat endpoint, anthropic (Claude) through rawPredict with Anthropic\'s Messages API; OpenAI-format calls are translated to it' }),
   private_key: pem.meta({ description: 'Service-account private key (PEM). Write-only: never returned.' }),
 }).meta({ id: 'CloudPlatformProviderConfig', description: 'Cloud platform (Vertex AI style) with a service account.' });
 

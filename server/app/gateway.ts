@@ -50,10 +50,11 @@ import { LocalChangeFeed, type Change, type ChangeFeed } from '../state/changes/
 import { StateChanges } from '../state/changes/state-changes';
 import { connectRedis } from '../adapters/redis/link';
 import { InstancePresence } from '../adapters/redis/presence';
-import { RedisAdmissionStore } from '../gateway/admission/redis-store';
+import { RedisAdmissionStore } from '../gateway/admission/redis/store';
 import type { BaseLoader, ThresholdSink } from '../gateway/admission/store';
 import { SharedHealthBoard } from '../gateway/key-health/shared-board';
 import { RedisResponseKeys, SharedResponseKeyBook } from '../state/response-keys/response-keys';
+import { RedisConversations, StoredResponseBook } from '../state/stored-responses/stored-responses';
 import { PrometheusMetrics } from '../adapters/telemetry/prometheus';
 import { OtlpTracer } from '../adapters/telemetry/tracing';
 import { isLoopbackHost, metricsAccess } from '../adapters/telemetry/access';
@@ -139,7 +140,7 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
   await pool.reloadAll(owners.map((o) => o.id));
   for (const o of owners) await configStore.routing(o.id);
 
-  // With REDIS_URL, credit, spend caps and rate/token counters are shared (admission/redis-store.ts);
+  // With REDIS_URL, credit, spend caps and rate/token counters are shared (admission/redis/store.ts);
   // the recorder tells that store which charges reached the database.
   const presence = redis ? new InstancePresence(redis, log) : undefined;
   if (presence) teardown.add('instance presence', () => presence.stop());
@@ -181,7 +182,11 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
   const telemetry = { metrics, tracer, accessLog: settings.accessLog === 'on' };
   // Which key created each stored response: in Redis with REDIS_URL (the proxy uses the database without).
   const responseKeys = redis ? new SharedResponseKeyBook(new RedisResponseKeys(redis), log) : undefined;
-  const proxy = createProxy({ settings, log, db, accounts: accountCache, config: configStore, pool, usage, board: healthBoard, changes, alerts, admissionStore, telemetry, responseKeys });
+  // Conversations kept for previous_response_id on keys without the Responses API: the same choice.
+  const storedResponses = redis ? new StoredResponseBook(new RedisConversations(redis), log, { maxBytes: settings.maxBodyBytes }) : undefined;
+  const proxy = createProxy({
+    settings, log, db, accounts: accountCache, config: configStore, pool, usage, board: healthBoard, changes, alerts, admissionStore, telemetry, responseKeys, storedResponses,
+  });
   // Proxied calls under way finish (up to SHUTDOWN_GRACE_MS) and record their usage first.
   teardown.add('proxy', () => proxy.close());
   metrics?.readFrom({

@@ -16,6 +16,8 @@ import type { KeyHealth } from './key-health/key-health';
 import type { SwitchOver } from './key-health/switch-over';
 import type { UnpricedModels } from './stages/price-policy';
 import type { ResponseKeys } from '../state/response-keys/response-keys';
+import type { StoredResponses } from '../state/stored-responses/stored-responses';
+import type { Json } from './formats/types';
 import { ROUTES, type RouteSpec } from './routes';
 import type { UnitUsage } from '../domain/pricing/units';
 import type { UsageUnits } from '../domain/usage/units';
@@ -54,6 +56,8 @@ export interface ProxyDeps {
   unpriced: Pick<UnpricedModels, 'note'>;
   /** Which provider key created each stored response (previous_response_id goes back to it). */
   responseKeys: Pick<ResponseKeys, 'remember' | 'keyOf'>;
+  /** The conversations of Responses calls answered through translation (previous_response_id on keys without the Responses API). */
+  storedResponses?: Pick<StoredResponses, 'keep' | 'recall'>;
   /** Metrics, traces and the access log; nothing is measured without it. */
   telemetry?: ProxyTelemetry;
 }
@@ -129,6 +133,10 @@ export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd 
   /** The model after mapping: routed and billed. */
   model = '';
   level = 0;
+
+  // conversation
+  /** A Responses call to keep (not `store: false`): a completed translated answer is handed here. */
+  keepAnswer: ((completed: Json) => Promise<void>) | undefined = undefined;
 
   // admission
   /** What admission reserved, until settle or release closes it. */

@@ -10,6 +10,7 @@ import { readUpload } from './stages/read-upload';
 import { mapModel } from './stages/map-model';
 import { checkAccess } from './stages/access';
 import { checkPrice } from './stages/price-policy';
+import { continueConversation } from './stages/conversation';
 import { admit } from './stages/admission';
 import { dispatch } from './stages/dispatch';
 import { releaseReservation, settle } from './stages/settle';
@@ -98,6 +99,8 @@ export class ProxyPipeline {
     mapModel(c);
     if ((v = checkAccess(c))) return refuse(c, v);
     if ((v = checkPrice(d, c))) return refuse(c, v);
+    // A continued conversation is whole before admission holds its cost.
+    if ((v = continueConversation(d, c)) && (v = await v)) return refuse(c, v);
     const free = c.route.free;
     if (!free && (v = admit(d, c)) && (v = await v)) return refuse(c, v);
     try {

@@ -5,12 +5,9 @@
  * OpenAI does, knows a response only on the key that created it and refuses it elsewhere.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { drain, secret, startProxyFixture, type ProxyFixture } from './test-fixture';
-import { startTestGateway, type TestGateway } from '../testing/gateway';
-import { startMockUpstream, type MockUpstream } from '../testing/mock-upstream';
+import { drain, secret, startInstancePair, startProxyFixture, type InstancePair, type ProxyFixture } from './test-fixture';
 import { insertAccount } from '../testing/accounts';
-import { freshDatabaseUrl } from '../testing/database';
-import { needs, testRedisUrl } from '../testing/requirements';
+import { needs } from '../testing/requirements';
 import { until } from '../testing/until';
 import OpenAI from 'openai';
 
@@ -63,25 +60,12 @@ describe('previous_response_id on one instance', () => {
 /** Two gateways on one PostgreSQL database: with Redis, or with the database alone, sharing the pairs. */
 for (const shared of ['Redis', 'the database'] as const) {
   describe.runIf(process.env.TEST_DATABASE_URL)(`previous_response_id across two instances sharing ${shared}`, shared === 'Redis' ? needs('redis') : {}, () => {
-    let mock: MockUpstream;
-    let gws: TestGateway[] = [];
-    let drop: () => Promise<void> = async () => {};
-
-    beforeAll(async () => {
-      mock = await startMockUpstream();
-      const db = await freshDatabaseUrl();
-      drop = db.drop;
-      const redis = shared === 'Redis' ? { redisUrl: testRedisUrl(), redisPrefix: `test:response-keys:${process.pid}:${Date.now()}:` } : {};
-      const first = await startTestGateway({ databaseUrl: db.url, ...redis });
-      gws = [first, await startTestGateway({ databaseUrl: db.url, rootKey: first.rootKey, ...redis })];
-    });
-    afterAll(async () => {
-      for (const g of gws) await g.close();
-      await mock?.close();
-      await drop();
-    });
+    let pair: InstancePair;
+    beforeAll(async () => { pair = await startInstancePair('response-keys', shared === 'Redis'); });
+    afterAll(async () => { await pair?.close(); });
 
     it('sends each continuation to the creating key, whichever instance serves it', async () => {
+      const { gws, mock } = pair;
       const keys = [secret('multi-a'), secret('multi-b'), secret('multi-c')];
       for (const k of keys) {
         const r = await gws[0].root.post('/x-keys', { Level: 302, Provider: mock.url, SecretKey: k, Status: true });

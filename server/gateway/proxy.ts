@@ -25,6 +25,7 @@ import type { ClientExchange } from './transport';
 import type { ProxyDeps } from './call';
 import { UnpricedModels } from './stages/price-policy';
 import { DatabaseResponseKeys, SharedResponseKeyBook, type ResponseKeys } from '../state/response-keys/response-keys';
+import { DatabaseConversations, StoredResponseBook, type StoredResponses } from '../state/stored-responses/stored-responses';
 import type { ProxyTelemetry } from '../core/telemetry';
 
 /** The proxy's routes (routes.ts): each OpenAI-format path also answers without `/v1`, as the reference does. */
@@ -72,6 +73,8 @@ export interface ProxyBuild {
   admissionStore?: (bases: BaseLoader, onThreshold: ThresholdSink) => AdmissionStore;
   /** Which key created each stored response: shared through Redis when given, else through the database. */
   responseKeys?: ResponseKeys;
+  /** Conversations answered through translation, for previous_response_id: shared through Redis when given, else through the database. */
+  storedResponses?: StoredResponses;
   /** Metrics, traces and the access log (core/telemetry.ts); without it nothing is measured. */
   telemetry?: ProxyTelemetry;
 }
@@ -107,6 +110,7 @@ export function createProxy(b: ProxyBuild): AiProxy {
   }, healthEvents);
   const unpriced = new UnpricedModels(b.db, b.log);
   const responseKeys = b.responseKeys ?? new SharedResponseKeyBook(new DatabaseResponseKeys(b.db), b.log);
+  const storedResponses = b.storedResponses ?? new StoredResponseBook(new DatabaseConversations(b.db), b.log, { maxBytes: s.maxBodyBytes });
   const deps: ProxyDeps = {
     settings: s,
     log: b.log,
@@ -122,6 +126,7 @@ export function createProxy(b: ProxyBuild): AiProxy {
     upstream,
     unpriced,
     responseKeys,
+    storedResponses,
     telemetry: b.telemetry,
   };
   const pipeline = new ProxyPipeline(deps);
@@ -145,6 +150,7 @@ export function createProxy(b: ProxyBuild): AiProxy {
       await health.settle();
       await unpriced.settle();
       await responseKeys.settle();
+      await storedResponses.settle();
       await upstream.close();
     },
   };

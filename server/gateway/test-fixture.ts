@@ -5,6 +5,8 @@ import { startTestGateway, type TestGateway } from '../testing/gateway';
 import { startMockUpstream, type Behaviour, type MockUpstream } from '../testing/mock-upstream';
 import { insertAccount, type TestAccount } from '../testing/accounts';
 import type { Settings } from '../core/settings';
+import { freshDatabaseUrl } from '../testing/database';
+import { testRedisUrl } from '../testing/requirements';
 
 /**
  * Test-only: a gateway in front of the mock upstream, with helpers to add provider keys and
@@ -118,4 +120,29 @@ export async function failingPair(f: ProxyFixture, label: string, bad: Behaviour
   f.mock.behave(badKey, bad);
   const user = await f.account({ level });
   return { bad: badKey, good: goodKey, user, level };
+}
+
+/** Two gateways on one fresh PostgreSQL database (TEST_DATABASE_URL) in front of one mock upstream. */
+export interface InstancePair {
+  gws: TestGateway[];
+  mock: MockUpstream;
+  close(): Promise<void>;
+}
+
+/** Starts an InstancePair; with `redis`, the instances also share Redis (under a prefix of their own, named after `label`). */
+export async function startInstancePair(label: string, redis: boolean): Promise<InstancePair> {
+  const mock = await startMockUpstream();
+  const db = await freshDatabaseUrl();
+  const shared = redis ? { redisUrl: testRedisUrl(), redisPrefix: `test:${label}:${process.pid}:${Date.now()}:` } : {};
+  const first = await startTestGateway({ databaseUrl: db.url, ...shared });
+  const gws = [first, await startTestGateway({ databaseUrl: db.url, rootKey: first.rootKey, ...shared })];
+  return {
+    gws,
+    mock,
+    async close() {
+      for (const g of gws) await g.close();
+      await mock.close();
+      await db.drop();
+    },
+  };
 }

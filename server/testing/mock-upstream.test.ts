@@ -207,6 +207,37 @@ describe('Vertex-style cloud platform', () => {
     await expect(vertex(tok.access_token).chat.completions.create({ model: 'm', messages: hello })).rejects.toMatchObject({ status: 401 });
   });
 
+  it('serves Claude at rawPredict, streamRawPredict and count-tokens as strictly as Vertex', async () => {
+    mock.trustServiceAccount(email, keys.publicKey.export({ type: 'spki', format: 'pem' }).toString());
+    const { access_token: token } = await (await exchange(jwt(claims()))).json() as { access_token: string };
+    const models = `${mock.url}/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/`;
+    const post = (path: string, body: Record<string, unknown>, auth = token) =>
+      fetch(models + path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${auth}` }, body: JSON.stringify(body) });
+    const ask = { anthropic_version: 'vertex-2023-10-16', max_tokens: 50, messages: hello };
+    const whole = await post('claude-sonnet-4@20250514:rawPredict', ask);
+    expect(whole.status).toBe(200);
+    expect(await whole.json()).toMatchObject({ type: 'message', model: 'claude-sonnet-4@20250514', content: [{ type: 'text' }] });
+    expect(mock.requests.at(-1)).toMatchObject({ project: 'proj-1', location: 'us-east5', credential: token });
+    const streamed = await post('claude-sonnet-4@20250514:streamRawPredict', { ...ask, stream: true });
+    expect(streamed.headers.get('content-type')).toMatch(/text\/event-stream/);
+    expect(await streamed.text()).toMatch(/event: message_stop/);
+    const counted = await post('count-tokens:rawPredict', { ...ask, model: 'claude-sonnet-4@20250514' });
+    expect(await counted.json()).toEqual({ input_tokens: estimateTokens(hello[0].content) });
+
+    const refusals: [Response, number, RegExp][] = [
+      [await post('claude-sonnet-4@20250514:rawPredict', { ...ask, model: 'claude-sonnet-4@20250514' }), 400, /model: Extra inputs/],
+      [await post('claude-sonnet-4@20250514:rawPredict', { ...ask, anthropic_version: undefined }), 400, /anthropic_version: Field required/],
+      [await post('claude-sonnet-4@20250514:rawPredict', { ...ask, stream: true }), 400, /streamRawPredict/],
+      [await post('claude-sonnet-4@20250514:streamRawPredict', ask), 400, /stream/],
+      [await post('count-tokens:rawPredict', ask), 400, /model: Field required/],
+      [await post('claude-sonnet-4@20250514:rawPredict', ask, 'ya29.unknown'), 401, /credentials/],
+    ];
+    for (const [r, status, message] of refusals) {
+      expect(r.status).toBe(status);
+      expect(await r.json()).toMatchObject({ type: 'error', error: { message: expect.stringMatching(message) } });
+    }
+  });
+
   it('refuses malformed grants, wrong claims, bad signatures and honours token behaviours', async () => {
     mock.trustServiceAccount(email, keys.publicKey.export({ type: 'spki', format: 'pem' }).toString());
     const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;

@@ -70,6 +70,8 @@ interface Route {
   project?: string;
   location?: string;
   vertex?: boolean;
+  /** Claude on Vertex: the model named in the path, and whether the verb was `:streamRawPredict`. */
+  rawPredict?: { model: string; stream: boolean };
 }
 
 const AZURE = /\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings|completions|images\/generations|images\/edits|audio\/speech|audio\/transcriptions|audio\/translations)$/;
@@ -79,11 +81,21 @@ const MEDIA: Record<string, (c: Call) => void | Promise<void>> = {
   'audio/transcriptions': transcriptions, 'audio/translations': transcriptions, 'images/edits': imageEdits, 'images/variations': imageEdits,
 };
 const VERTEX = /\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/endpoints\/openapi\/chat\/completions$/;
+const VERTEX_CLAUDE = /\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/;
 
 /** Any path prefix is accepted before `/v1/...`, as for a Provider URL with a base path. */
 function routeOf(path: string): Route | null {
   let m = VERTEX.exec(path);
   if (m) return { family: 'openai', handle: chatCompletions, project: decodeURIComponent(m[1]), location: decodeURIComponent(m[2]), vertex: true };
+  m = VERTEX_CLAUDE.exec(path);
+  if (m) {
+    const model = decodeURIComponent(m[3]);
+    const counts = model === 'count-tokens';
+    return {
+      family: 'anthropic', handle: counts ? countTokens : messages, project: decodeURIComponent(m[1]), location: decodeURIComponent(m[2]), vertex: true,
+      rawPredict: counts ? undefined : { model, stream: m[4] === 'streamRawPredict' },
+    };
+  }
   m = AZURE.exec(path);
   if (m) return { family: 'openai', handle: m[2] === 'embeddings' ? embeddings : MEDIA[m[2]] ?? chatCompletions, deployment: decodeURIComponent(m[1]) };
   const media = /\/v1\/(completions|moderations|rerank|images\/generations|images\/edits|images\/variations|audio\/speech|audio\/transcriptions|audio\/translations)$/.exec(path);
@@ -93,6 +105,18 @@ function routeOf(path: string): Route | null {
   if (path.endsWith('/v1/embeddings')) return { family: 'openai', handle: embeddings };
   if (path.endsWith('/v1/messages')) return { family: 'anthropic', handle: messages };
   if (path.endsWith('/v1/messages/count_tokens')) return { family: 'anthropic', handle: countTokens };
+  return null;
+}
+
+/**
+ * What Vertex refuses in a Claude body: a `model` beside the one in the path (count-tokens
+ * alone wants it in the body), no `anthropic_version`, a stream asked of the other verb.
+ */
+function vertexClaudeProblem(body: Record<string, unknown>, raw: Route['rawPredict']): string | null {
+  if (raw && 'model' in body) return 'model: Extra inputs are not permitted';
+  if (!raw && typeof body.model !== 'string') return 'model: Field required';
+  if (typeof body.anthropic_version !== 'string') return 'anthropic_version: Field required';
+  if (raw && (body.stream === true) !== raw.stream) return `stream: ${raw.stream ? 'streamRawPredict needs "stream": true' : 'rawPredict cannot stream; use streamRawPredict'}`;
   return null;
 }
 
@@ -203,7 +227,11 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     if (!json || typeof body !== 'object' || body === null || Array.isArray(body)) return fail(res, 400, 'The request body is not a JSON object.');
 
     const fields = body as Record<string, unknown>;
-    const model = typeof fields.model === 'string' ? fields.model : route.deployment ?? 'unknown-model';
+    if (route.vertex && route.family === 'anthropic') {
+      const problem = vertexClaudeProblem(fields, route.rawPredict);
+      if (problem) return fail(res, 400, problem);
+    }
+    const model = route.rawPredict?.model ?? (typeof fields.model === 'string' ? fields.model : route.deployment ?? 'unknown-model');
     const b = inForce(take(behaviours, rec.credential, holder), model);
     if (b.dropConnection) return void req.socket.destroy();
     // Never answered; close() (or the client giving up) ends the socket.
@@ -222,7 +250,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
       return fail(res, status, `mock upstream failure (${status})${echo}`, extra);
     }
     const call: Call = { req, res, body: fields, behaviour: b, model };
-    if (route.family === 'anthropic' && !anthropicPreconditions(call)) return;
+    if (route.family === 'anthropic' && !anthropicPreconditions(call, route.vertex)) return;
     if (route.handle === chatCompletions && !Array.isArray(fields.messages)) {
       return fail(res, 400, "'messages' is a required property");
     }

@@ -44,6 +44,12 @@ export interface CloudPlatformProviderConfig {
      */
     client_email: string;
     /**
+     * Whose models the key serves: google (default) through the OpenAI-compatible chat endpoint, anthropic (Claude) through rawPredict with Anthropic's Messages API; OpenAI-format calls are translated to it
+     * @type {string}
+     * @memberof CloudPlatformProviderConfig
+     */
+    publisher?: CloudPlatformProviderConfigPublisherEnum;
+    /**
      * Service-account private key (PEM). Write-only: never returned.
      * @type {string}
      * @memberof CloudPlatformProviderConfig
@@ -65,6 +71,7 @@ export function CloudPlatformProviderConfigFromJSONTyped(json: any, ignoreDiscri
         'base_url': json['base_url'],
         'project_id': json['project_id'],
         'client_email': json['client_email'],
+        'publisher': !exists(json, 'publisher') ? undefined : json['publisher'],
         'private_key': json['private_key'],
     };
 }
@@ -82,6 +89,7 @@ export function CloudPlatformProviderConfigToJSON(value?: CloudPlatformProviderC
         'base_url': value.base_url,
         'project_id': value.project_id,
         'client_email': value.client_email,
+        'publisher': value.publisher,
         'private_key': value.private_key,
     };
 }
@@ -92,6 +100,14 @@ export function CloudPlatformProviderConfigToJSON(value?: CloudPlatformProviderC
 */
 export enum CloudPlatformProviderConfigProviderTypeEnum {
     Vertex = 'vertex'
+}
+/**
+* @export
+* @enum {string}
+*/
+export enum CloudPlatformProviderConfigPublisherEnum {
+    Google = 'google',
+    Anthropic = 'anthropic'
 }
 
 

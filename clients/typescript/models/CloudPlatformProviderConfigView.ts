@@ -44,6 +44,12 @@ export interface CloudPlatformProviderConfigView {
      */
     client_email: string;
     /**
+     * Whose models the key serves: google (default) through the OpenAI-compatible chat endpoint, anthropic (Claude) through rawPredict with Anthropic's Messages API; OpenAI-format calls are translated to it
+     * @type {string}
+     * @memberof CloudPlatformProviderConfigView
+     */
+    publisher?: CloudPlatformProviderConfigViewPublisherEnum;
+    /**
      * 
      * @type {boolean}
      * @memberof CloudPlatformProviderConfigView
@@ -65,6 +71,7 @@ export function CloudPlatformProviderConfigViewFromJSONTyped(json: any, ignoreDi
         'base_url': json['base_url'],
         'project_id': json['project_id'],
         'client_email': json['client_email'],
+        'publisher': !exists(json, 'publisher') ? undefined : json['publisher'],
         'private_key_set': json['private_key_set'],
     };
 }
@@ -82,6 +89,7 @@ export function CloudPlatformProviderConfigViewToJSON(value?: CloudPlatformProvi
         'base_url': value.base_url,
         'project_id': value.project_id,
         'client_email': value.client_email,
+        'publisher': value.publisher,
         'private_key_set': value.private_key_set,
     };
 }
@@ -92,6 +100,14 @@ export function CloudPlatformProviderConfigViewToJSON(value?: CloudPlatformProvi
 */
 export enum CloudPlatformProviderConfigViewProviderTypeEnum {
     Vertex = 'vertex'
+}
+/**
+* @export
+* @enum {string}
+*/
+export enum CloudPlatformProviderConfigViewPublisherEnum {
+    Google = 'google',
+    Anthropic = 'anthropic'
 }
 
 

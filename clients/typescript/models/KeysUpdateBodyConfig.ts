@@ -62,6 +62,12 @@ export interface KeysUpdateBodyConfig {
      */
     client_email?: string;
     /**
+     * Whose models the key serves: google (default) through the OpenAI-compatible chat endpoint, anthropic (Claude) through rawPredict with Anthropic's Messages API; OpenAI-format calls are translated to it
+     * @type {string}
+     * @memberof KeysUpdateBodyConfig
+     */
+    publisher?: KeysUpdateBodyConfigPublisherEnum;
+    /**
      * 
      * @type {string}
      * @memberof KeysUpdateBodyConfig
@@ -86,6 +92,7 @@ export function KeysUpdateBodyConfigFromJSONTyped(json: any, ignoreDiscriminator
         'base_url': !exists(json, 'base_url') ? undefined : json['base_url'],
         'project_id': !exists(json, 'project_id') ? undefined : json['project_id'],
         'client_email': !exists(json, 'client_email') ? undefined : json['client_email'],
+        'publisher': !exists(json, 'publisher') ? undefined : json['publisher'],
         'private_key': !exists(json, 'private_key') ? undefined : json['private_key'],
     };
 }
@@ -106,6 +113,7 @@ export function KeysUpdateBodyConfigToJSON(value?: KeysUpdateBodyConfig | null):
         'base_url': value.base_url,
         'project_id': value.project_id,
         'client_email': value.client_email,
+        'publisher': value.publisher,
         'private_key': value.private_key,
     };
 }
@@ -119,6 +127,14 @@ export enum KeysUpdateBodyConfigProviderTypeEnum {
     Anthropic = 'anthropic',
     Azure = 'azure',
     Vertex = 'vertex'
+}
+/**
+* @export
+* @enum {string}
+*/
+export enum KeysUpdateBodyConfigPublisherEnum {
+    Google = 'google',
+    Anthropic = 'anthropic'
 }
 
 

@@ -62,6 +62,12 @@ export interface ProviderConfig {
      */
     client_email?: string;
     /**
+     * Whose models the key serves: google (default) through the OpenAI-compatible chat endpoint, anthropic (Claude) through rawPredict with Anthropic's Messages API; OpenAI-format calls are translated to it
+     * @type {string}
+     * @memberof ProviderConfig
+     */
+    publisher?: ProviderConfigPublisherEnum;
+    /**
      * 
      * @type {boolean}
      * @memberof ProviderConfig
@@ -86,6 +92,7 @@ export function ProviderConfigFromJSONTyped(json: any, ignoreDiscriminator: bool
         'base_url': !exists(json, 'base_url') ? undefined : json['base_url'],
         'project_id': !exists(json, 'project_id') ? undefined : json['project_id'],
         'client_email': !exists(json, 'client_email') ? undefined : json['client_email'],
+        'publisher': !exists(json, 'publisher') ? undefined : json['publisher'],
         'private_key_set': !exists(json, 'private_key_set') ? undefined : json['private_key_set'],
     };
 }
@@ -106,6 +113,7 @@ export function ProviderConfigToJSON(value?: ProviderConfig | null): any {
         'base_url': value.base_url,
         'project_id': value.project_id,
         'client_email': value.client_email,
+        'publisher': value.publisher,
         'private_key_set': value.private_key_set,
     };
 }
@@ -119,6 +127,14 @@ export enum ProviderConfigProviderTypeEnum {
     Anthropic = 'anthropic',
     Azure = 'azure',
     Vertex = 'vertex'
+}
+/**
+* @export
+* @enum {string}
+*/
+export enum ProviderConfigPublisherEnum {
+    Google = 'google',
+    Anthropic = 'anthropic'
 }
 
 

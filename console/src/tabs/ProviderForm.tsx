@@ -27,6 +27,8 @@ interface Form {
   baseUrl: string;
   projectId: string;
   clientEmail: string;
+  /** Vertex only: whose models the key serves (Claude is called through rawPredict in Anthropic's format). */
+  publisher: 'google' | 'anthropic';
   privateKey: string;
 }
 
@@ -47,6 +49,7 @@ function initial(key: ProviderKey | null): Form {
     baseUrl: c?.provider_type === 'vertex' ? c.base_url : '',
     projectId: c?.provider_type === 'vertex' ? c.project_id : '',
     clientEmail: c?.provider_type === 'vertex' ? c.client_email : '',
+    publisher: c?.provider_type === 'vertex' ? c.publisher ?? 'google' : 'google',
     privateKey: '',
   };
 }
@@ -104,6 +107,7 @@ export function ProviderForm(props: { editing: ProviderKey | null; onDone: (resu
     if (form.kind === 'vertex') {
       return {
         provider_type: 'vertex', base_url: form.baseUrl.trim(), project_id: form.projectId.trim(), client_email: form.clientEmail.trim(),
+        ...(form.publisher === 'anthropic' ? { publisher: 'anthropic' as const } : {}),
         ...(form.privateKey.trim() ? { private_key: form.privateKey.trim() } : {}),
       };
     }
@@ -190,6 +194,13 @@ export function ProviderForm(props: { editing: ProviderKey | null; onDone: (resu
             </Field>
             <Field label="Client email" for="pk-client-email" error={errors().clientEmail}>
               <input id="pk-client-email" type="email" value={form.clientEmail} onInput={input('clientEmail')} />
+            </Field>
+            <Field label="Models" for="pk-publisher"
+              hint={form.publisher === 'anthropic' ? 'Claude through rawPredict in Anthropic\'s Messages format; OpenAI-format clients are translated to it.' : 'Gemini and the other models of the OpenAI-compatible chat endpoint.'}>
+              <select id="pk-publisher" value={form.publisher} onChange={(e) => setForm('publisher', e.currentTarget.value as Form['publisher'])}>
+                <option value="google">Google (OpenAI-compatible chat)</option>
+                <option value="anthropic">Anthropic Claude (Messages API)</option>
+              </select>
             </Field>
             <Field label="Private key (PEM)" for="pk-private-key" error={errors().privateKey} class="span-2"
               hint={keepsPrivateKey() ? 'Leave empty to keep the stored private key.' : 'Stored encrypted and never shown again.'}>

@@ -3,7 +3,7 @@ import type { RequestPage, RequestQuery } from '../../../contract/dashboard/sche
 import { api, describeError } from '../api';
 import { Async, latest } from '../ui/Async';
 import { Field } from '../ui/Field';
-import { formatCredit, formatInt, formatTime } from '../ui/format';
+import { formatCredit, formatInt, formatTime, formatUnits } from '../ui/format';
 
 type RequestUsage = RequestPage['data'][number];
 
@@ -112,7 +112,7 @@ export function RequestsTab() {
           {(p) => (
             <Show when={p.data.length > 0} fallback={<p class="muted">No requests match.</p>}>
               <table class="table table-compact table-cards" data-testid="requests-table">
-                <thead><tr><th>Time</th><th class="num">Account</th><th>Request ID</th><th>Model</th><th>Endpoint</th><th class="num">Level</th><th class="num">Tokens in / out</th><th class="num">Credit</th><th class="num">Duration / first byte</th><th>Status</th></tr></thead>
+                <thead><tr><th>Time</th><th class="num">Account</th><th>Request ID</th><th>Model</th><th>Endpoint</th><th class="num">Level</th><th class="num wrap">Tokens in / out</th><th>Units</th><th class="num">Credit</th><th class="num wrap">Duration / first byte</th><th>Status</th></tr></thead>
                 <tbody>
                   <For each={[...p.data, ...more()]}>
                     {(r) => (
@@ -124,6 +124,7 @@ export function RequestsTab() {
                         <td data-label="Endpoint">{r.endpoint}</td>
                         <td data-label="Level" class="num">{r.level ?? '–'}</td>
                         <td data-label="Tokens" class="num">{formatInt(r.prompt)} / {formatInt(r.completion)}</td>
+                        <td data-label="Units">{formatUnits(r.units)}</td>
                         <td data-label="Credit" class="num">{formatCredit(r.credit_used)}</td>
                         <td data-label="Duration / first byte" class="num nowrap">{r.duration_ms === null ? '–' : `${formatInt(r.duration_ms)} ms`} / {r.first_byte_ms === null ? '–' : `${formatInt(r.first_byte_ms)} ms`}</td>
                         <td data-label="Status"><span class="badge" classList={{ 'badge-on': r.status === 'ok', 'badge-warn': r.status !== 'ok' }}>{r.status}</span></td>

@@ -1,4 +1,6 @@
 import { createEffect, For, onCleanup, onMount } from 'solid-js';
+// Before uPlot, which reads navigator.language as it loads (see locale.ts).
+import '../locale';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 

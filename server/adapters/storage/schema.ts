@@ -260,3 +260,17 @@ export const responseKeys = pgTable('response_keys', {
   keyId: integer('key_id').notNull(),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 }, (t) => [primaryKey({ columns: [t.ownerId, t.responseId] }), index('response_keys_expiry_idx').on(t.expiresAt)]);
+
+/**
+ * A conversation the gateway keeps for `previous_response_id` when a Responses call was
+ * answered through translation (a key without the Responses API keeps nothing): the input and
+ * output items as JSON text, read back only by the account that created it. Rows expire
+ * (`expires_at`) and are purged as new ones come.
+ */
+export const storedResponses = pgTable('stored_responses', {
+  ownerId: integer('owner_id').notNull(),
+  responseId: text('response_id').notNull(),
+  accountId: integer('account_id').notNull(),
+  items: text('items').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+}, (t) => [primaryKey({ columns: [t.ownerId, t.responseId] }), index('stored_responses_expiry_idx').on(t.expiresAt)]);

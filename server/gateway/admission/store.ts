@@ -5,7 +5,7 @@
  *
  * One interface, two implementations: `MemoryAdmissionStore` (this instance only) and a
  * shared one on Redis, where `admit` is ONE Lua script (EVALSHA) over the request's keys, or, for
- * a busy account, a share of a lease that one such script reserved for many (redis-leases.ts).
+ * a busy account, a share of a lease that one such script reserved for many (redis/leases.ts).
  * Every rule below is written so such a script can follow it literally; the contract suite
  * (`store.contract.ts`, `describeAdmissionStore`) is the executable form of this text and
  * every implementation must pass it.

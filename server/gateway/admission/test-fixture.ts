@@ -4,7 +4,7 @@ import { connectRedis, type RedisLink } from '../../adapters/redis/link';
 import { InstancePresence } from '../../adapters/redis/presence';
 import { deleteKeys } from '../../testing/redis-keys';
 import { testRedisUrl } from '../../testing/requirements';
-import type { RedisAdmissionStore } from './redis-store';
+import type { RedisAdmissionStore } from './redis/store';
 
 /**
  * A Redis admission test file's link to the real Redis (TEST_REDIS_URL), under a key prefix of

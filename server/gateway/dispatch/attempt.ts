@@ -8,7 +8,7 @@ import { SseTap } from './sse';
 import { usageFromBody } from './response-usage';
 import { proxyErrorBody, streamErrorEvent } from '../errors';
 import type { StreamTranslator, Translation } from '../formats/index';
-import type { ClientContext } from '../formats/types';
+import type { ClientContext, Json } from '../formats/types';
 import { scrub, scrubHeaders, scrubText, type ScrubKey } from './scrub';
 
 export interface AttemptInput {
@@ -32,8 +32,14 @@ export interface AttemptInput {
   dropUsageOnly: boolean;
   /** W3C trace context for the upstream (traceparent, tracestate), when there is one. */
   trace?: Record<string, string>;
-  /** The key answers in another format than the client's: its answer is translated on the way out (usage is still read from the upstream's own bytes). */
-  translation?: { t: Translation; ctx: ClientContext };
+  /**
+   * The key answers in another format than the client's: its answer is translated on the way
+   * out (usage is still read from the upstream's own bytes). `keep` is handed a completed
+   * Responses answer (`ctx.completed`) for previous_response_id; the answer's end (a whole
+   * answer, a stream's response.completed) reaches the client once it settles, so its
+   * continuation, on any instance, finds the conversation.
+   */
+  translation?: { t: Translation; ctx: ClientContext; keep?: (completed: Json) => Promise<void> };
   /**
    * A stored Responses API answer: its ID is handed here, so the calls continuing it find this
    * key. A whole answer reaches the client once the promise settles: its continuation, on any
@@ -225,8 +231,20 @@ class UpstreamHandler implements ResponseHandler {
     if (a.ex.aborted) return this.finish(this.out?.started ? this.delivered(false, true) : CLIENT_GONE);
     if (this.out) {
       const rest = this.tap ? this.tap.end() : null;
-      this.out.end(this.tr ? Buffer.concat([rest ? this.tr.push(rest) : EMPTY, this.tr.end()]) : rest);
-      return this.finish(this.delivered(this.tap?.sawError ?? false, false));
+      const last = this.tr ? Buffer.concat([rest ? this.tr.push(rest) : EMPTY, this.tr.end()]) : rest;
+      const o = this.delivered(this.tap?.sawError ?? false, false);
+      const kept = o.abnormal ? undefined : this.kept();
+      if (!kept) {
+        this.out.end(last);
+        return this.finish(o);
+      }
+      const out = this.out;
+      kept.then(() => {
+        if (a.ex.aborted) return this.finish(this.delivered(false, true));
+        out.end(last);
+        this.finish(o);
+      });
+      return;
     }
     const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     const status = this.status;
@@ -247,23 +265,37 @@ class UpstreamHandler implements ResponseHandler {
         a.ex.send(502, JSON_HEAD, proxyErrorBody(a.anthropicClient, 502, `The upstream answer could not be read (request ${a.requestId})`, 'upstream_error', a.requestId));
         return this.finish({ kind: 'delivered', status: 502, usage: null, complete: false, streamed: false, events: 0, abnormal: true, clientGone: false });
       }
+      const kept = this.kept();
+      if (kept) return this.relayOnceKept(kept, status, translated, this.whole(status, usage, body));
       a.ex.relay(status, this.headers, dropped, translated);
     } else if (ok) {
       const id = a.onResponseId && responseIdIn(body.toString('latin1', 0, Math.min(body.length, SNIFF_BYTES)));
       const noted = id ? a.onResponseId!(id) : undefined;
-      if (noted) {
-        const o: Delivered = { kind: 'delivered', status, usage, complete: usage !== null, streamed: false, events: 0, abnormal: false, clientGone: false, body };
-        noted.then(() => {
-          if (a.ex.aborted) return this.finish({ ...o, clientGone: true });
-          a.ex.relay(status, this.headers, dropped, body);
-          this.finish(o);
-        });
-        return;
-      }
+      if (noted) return this.relayOnceKept(noted, status, body, this.whole(status, usage, body));
       a.ex.relay(status, this.headers, dropped, body);
     }
     else relayError(a, status, this.headers, t ? t.t.error(status, body) : body);
-    this.finish({ kind: 'delivered', status, usage, complete: usage !== null, streamed: false, events: 0, abnormal: false, clientGone: false, body: status < 300 ? body : undefined });
+    this.finish(this.whole(status, usage, status < 300 ? body : undefined));
+  }
+
+  private whole(status: number, usage: TokenUsage | null, body: Buffer | undefined): Delivered {
+    return { kind: 'delivered', status, usage, complete: usage !== null, streamed: false, events: 0, abnormal: false, clientGone: false, body };
+  }
+
+  /** A completed translated Responses answer handed to `keep`: the promise the answer's end waits for. */
+  private kept(): Promise<void> | undefined {
+    const t = this.a.translation;
+    return t?.keep && t.ctx.completed ? t.keep(t.ctx.completed) : undefined;
+  }
+
+  /** A whole answer relayed once what its continuation needs is noted (its key, or its conversation). */
+  private relayOnceKept(kept: Promise<void>, status: number, bytes: Buffer, o: Delivered): void {
+    const a = this.a;
+    kept.then(() => {
+      if (a.ex.aborted) return this.finish({ ...o, clientGone: true });
+      a.ex.relay(status, this.headers, dropped, bytes);
+      this.finish(o);
+    });
   }
 
   onResponseError(_c: ResponseController, err: Error): void {

@@ -8,7 +8,7 @@ import type { ProviderKinds } from '../providers/registry';
 import { isSkip, UpstreamSetupError, type Prepared } from '../providers/types';
 import type { ProxyCall, ProxySettings } from '../call';
 import { attempt, CLIENT_GONE, type ClientGone, type Delivered, type Failed } from './attempt';
-import { bodyFor, translatedBody } from './request-body';
+import { bodyFor, editedBody, translatedBody } from './request-body';
 import { translation, Untranslatable, upstreamEndpoint, type Translation } from '../formats/index';
 import { answerTokenEstimate } from './count-tokens';
 import type { Tally } from './tally';
@@ -80,7 +80,7 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
     }
     let prepared: Prepared;
     try {
-      prepared = await kind.prepare(key, { endpoint: api, model, headers: c.ex.headers });
+      prepared = await kind.prepare(key, { endpoint: api, model, headers: c.ex.headers, stream: c.stream });
     } catch (err) {
       if (c.ex.aborted) {
         circuits.release(key, model);
@@ -110,7 +110,8 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
     const tr: Translation | undefined = api === c.endpoint ? undefined : translation(c.endpoint, api);
     let body: Buffer;
     try {
-      body = tr ? translatedBody(c, tr, prepared.model ?? model) : bodyFor(c, prepared.model ?? model);
+      const sent = prepared.model ?? model;
+      body = prepared.edit ? editedBody(c, tr, sent, prepared.edit) : tr ? translatedBody(c, tr, sent) : bodyFor(c, sent);
     } catch (err) {
       if (!(err instanceof Untranslatable)) throw err;
       circuits.release(key, model);
@@ -130,7 +131,7 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
       key,
       body,
       upload: c.upload ? { contentType: c.upload.contentType, stream: c.upload.body(prepared.model ?? model) } : undefined,
-      translation: tr && { t: tr, ctx: { includeUsage: !c.injectUsage, request: c.doc } },
+      translation: tr && { t: tr, ctx: { includeUsage: !c.injectUsage, request: c.doc }, keep: c.keepAnswer },
       onResponseId: c.endpoint === 'responses' && !tr && c.doc.store !== false && d.responseKeys
         ? (id: string) => d.responseKeys!.remember(ownerId, id, key.id)
         : undefined,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bodyFor } from './request-body';
+import { bodyFor, editedBody } from './request-body';
+import type { BodyEdit } from '../providers/types';
 import { callFor } from '../stages/test-support';
 
 describe('the body sent upstream', () => {
@@ -21,5 +22,17 @@ describe('the body sent upstream', () => {
     const c = callFor({ body: { model: 'gpt-4o', stream: true, stream_options: { other: 1 } } });
     c.injectUsage = true;
     expect(JSON.parse(bodyFor(c, 'gpt-4o').toString()).stream_options).toEqual({ other: 1, include_usage: true });
+  });
+
+  it('is edited on a copy when the upstream asks, once per edit and model, the client request left as it came', () => {
+    const c = callFor({ body: { model: 'claude-x', max_tokens: 5 } });
+    c.raw = Buffer.from(JSON.stringify(c.doc));
+    const noModel: BodyEdit = { id: 'no-model', apply: (doc) => { delete doc.model; doc.v = 1; } };
+    const edited = editedBody(c, undefined, 'claude-x', noModel);
+    expect(JSON.parse(edited.toString())).toEqual({ max_tokens: 5, v: 1 });
+    expect(editedBody(c, undefined, 'claude-x', noModel)).toBe(edited);
+    expect(c.doc).toEqual({ model: 'claude-x', max_tokens: 5 });
+    // The next key of the call, without an edit, gets the client's bytes again.
+    expect(bodyFor(c, 'claude-x')).toBe(c.raw);
   });
 });

@@ -1,5 +1,6 @@
 import type { ProxyCall } from '../call';
 import type { Translation } from '../formats/index';
+import type { BodyEdit } from '../providers/types';
 
 /**
  * The request body sent upstream for a model: the client's bytes unless the model changed
@@ -32,6 +33,21 @@ export function translatedBody(c: ProxyCall, t: Translation, model: string): Buf
   const tag = `${t.upstream}\n${model}`;
   if (c.body && c.bodyModel === tag) return c.body;
   const body = Buffer.from(JSON.stringify(t.request({ ...c.doc, model })));
+  c.body = body;
+  c.bodyModel = tag;
+  return body;
+}
+
+/**
+ * The request body for a key whose upstream wants it changed (UpstreamTarget.edit): the client's
+ * request, or its translation, with the model and the edit, built once per edit, format and model.
+ */
+export function editedBody(c: ProxyCall, t: Translation | undefined, model: string, edit: BodyEdit): Buffer {
+  const tag = `${edit.id}\n${t?.upstream ?? ''}\n${model}`;
+  if (c.body && c.bodyModel === tag) return c.body;
+  const doc = t ? t.request({ ...c.doc, model }) : { ...c.doc, model };
+  edit.apply(doc);
+  const body = Buffer.from(JSON.stringify(doc));
   c.body = body;
   c.bodyModel = tag;
   return body;

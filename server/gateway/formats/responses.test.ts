@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { translation, Untranslatable } from './index';
-import { requestToChat, responseFromChat } from './responses';
-import type { ChatResponse } from './types';
+import { conversationItems, isGatewayResponseId, requestToChat, responseFromChat } from './responses';
+import type { ChatResponse, ClientContext } from './types';
 
 const events = (text: string) => text.split('\n\n').filter(Boolean).map((block) => {
   const lines = block.split('\n');
@@ -88,8 +88,24 @@ describe('canonical chat → Responses answers', () => {
   });
 
   it('answers incomplete when the answer hit its token limit', () => {
-    const r = responseFromChat({ ...chat, choices: [{ ...chat.choices[0], finish_reason: 'length' }] }, { includeUsage: false, request: {} });
+    const ctx: ClientContext = { includeUsage: false, request: {} };
+    const r = responseFromChat({ ...chat, choices: [{ ...chat.choices[0], finish_reason: 'length' }] }, ctx);
     expect(r).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    // Only a completed answer is offered for keeping.
+    expect(ctx.completed).toBeUndefined();
+  });
+
+  it('names a completed answer with the gateway\'s prefix and offers it for keeping: input and output items, not the instructions', () => {
+    const input = [{ type: 'message', role: 'user', content: 'List files' }, { type: 'function_call_output', call_id: 'toolu_0', output: 'a.txt' }];
+    const ctx: ClientContext = { includeUsage: false, request: { instructions: 'Be brief.', input, store: true } };
+    const r = responseFromChat(chat, ctx);
+    expect(isGatewayResponseId(r.id)).toBe(true);
+    expect(isGatewayResponseId('resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b')).toBe(false);
+    expect(r.store).toBe(true);
+    expect(ctx.completed).toBe(r);
+    expect(conversationItems(ctx.request, r)).toEqual([...input, ...r.output]);
+    expect(conversationItems({ input: 'Hi' }, { output: [] })).toEqual([{ type: 'message', role: 'user', content: 'Hi' }]);
+    expect(responseFromChat(chat, { includeUsage: false, request: { store: false } }).store).toBe(false);
   });
 });
 
@@ -134,5 +150,20 @@ describe('streams to a Responses client', () => {
       usage: { input_tokens: 100, input_tokens_details: { cached_tokens: 80 }, output_tokens: 12 },
     });
     expect(out[0].data.response.id).toBe(done.id);
+  });
+
+  it('offers the completed response for keeping, and neither an incomplete nor a failed one', () => {
+    const run = (events: string) => {
+      const ctx: ClientContext = { includeUsage: false, request: {} };
+      const t = translation('responses', 'messages')!.stream(ctx);
+      const last = t.push(Buffer.from(events)).toString() + t.end().toString();
+      return { ctx, last };
+    };
+    const whole = run(anthropic);
+    expect(whole.ctx.completed).toMatchObject({ status: 'completed', output: [{ type: 'message' }, { type: 'function_call' }] });
+    expect(whole.last).toContain(whole.ctx.completed!.id);
+    expect(run(anthropic.replace('"stop_reason":"tool_use"', '"stop_reason":"max_tokens"')).ctx.completed).toBeUndefined();
+    const error = `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`;
+    expect(run(anthropic.replace('event: message_stop', `${error}event: message_stop`)).ctx.completed).toBeUndefined();
   });
 });

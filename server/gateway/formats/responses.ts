@@ -17,6 +17,32 @@ import { ChunkEncoder, type ClientFormat } from './format';
 
 const newId = (prefix: string) => `${prefix}${randomBytes(12).toString('hex')}`;
 
+/**
+ * The prefix of the response IDs the gateway makes (OpenAI's are `resp_` and hex, so no native
+ * ID has it): a `previous_response_id` without it is never looked up in the gateway's store.
+ */
+export const GATEWAY_RESPONSE_PREFIX = 'resp_gw_';
+
+export const isGatewayResponseId = (id: unknown): id is string => typeof id === 'string' && id.startsWith(GATEWAY_RESPONSE_PREFIX);
+
+// As long as OpenAI's own, and unguessable: the ID alone names a kept conversation within its account.
+const newResponseId = () => `${GATEWAY_RESPONSE_PREFIX}${randomBytes(24).toString('hex')}`;
+
+/** A request's `input` as a list of items: a string is one user message. */
+export function inputItems(input: unknown): Json[] {
+  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
+  return Array.isArray(input) ? input : [];
+}
+
+/**
+ * What a continuation of a completed answer starts from, as OpenAI keeps it: the request's
+ * input items (already holding those it continued) and the answer's output items; never the
+ * instructions, which each request gives anew.
+ */
+export function conversationItems(request: Json, response: Json): Json[] {
+  return [...inputItems(request.input), ...(Array.isArray(response.output) ? response.output : [])];
+}
+
 /** Fields that need state the provider keeps between calls, which a key without the Responses API has not. */
 const STATEFUL = ['previous_response_id', 'conversation', 'background', 'prompt'] as const;
 
@@ -128,7 +154,7 @@ function responseBase(id: string, model: string, createdAt: number, req: Json): 
     instructions: typeof req.instructions === 'string' ? req.instructions : null,
     max_output_tokens: typeof req.max_output_tokens === 'number' ? req.max_output_tokens : null,
     metadata: req.metadata ?? {}, parallel_tool_calls: req.parallel_tool_calls ?? true, previous_response_id: null,
-    reasoning: { effort: req.reasoning?.effort ?? null, summary: null }, store: false,
+    reasoning: { effort: req.reasoning?.effort ?? null, summary: null }, store: req.store !== false,
     temperature: req.temperature ?? 1, text: req.text ?? { format: { type: 'text' } }, tool_choice: req.tool_choice ?? 'auto',
     tools: req.tools ?? [], top_p: req.top_p ?? 1, truncation: 'disabled',
   };
@@ -161,10 +187,12 @@ export function responseFromChat(res: ChatResponse, ctx: ClientContext): Json {
   const text = textOf(m.content);
   if (text) output.push(messageItem(newId('msg_'), text, 'completed'));
   for (const tc of m.tool_calls ?? []) output.push(callItem(newId('fc_'), tc, 'completed'));
-  return {
-    ...responseBase(newId('resp_'), res.model, res.created || nowSeconds(), ctx.request),
+  const response = {
+    ...responseBase(newResponseId(), res.model, res.created || nowSeconds(), ctx.request),
     ...finished(choice?.finish_reason), output, usage: usageFromChat(res.usage),
   };
+  if (response.status === 'completed') ctx.completed = response;
+  return response;
 }
 
 type Item = { index: number; json: Json; kind: 'reasoning' | 'message' | 'call'; text: string; signature?: string };
@@ -172,7 +200,9 @@ type Item = { index: number; json: Json; kind: 'reasoning' | 'message' | 'call';
 /** Canonical chunks as the Responses API's typed events, ending with response.completed (or response.incomplete) and its usage. */
 class ResponsesEncoder extends ChunkEncoder {
   private seq = 0;
-  private readonly id = newId('resp_');
+  private readonly id = newResponseId();
+  /** An error event went out: whatever follows, the answer did not complete. */
+  private broken = false;
   private readonly createdAt = nowSeconds();
   private model = '';
   private open: Item | null = null;
@@ -222,6 +252,7 @@ class ResponsesEncoder extends ChunkEncoder {
   }
 
   protected failed(f: StreamFailure, out: SseEvent[]): void {
+    this.broken = true;
     // `error` in the data makes the openai SDK raise, as on its own error event.
     out.push(this.ev('error', { code: f.error.code ?? f.error.type, message: f.error.message, param: null, error: f.error }));
   }
@@ -265,6 +296,7 @@ class ResponsesEncoder extends ChunkEncoder {
     const f = finished(this.finish);
     const response = this.response(f.status, { incomplete_details: f.incomplete_details, usage: usageFromChat(this.usage) });
     out.push(this.ev(f.status === 'completed' ? 'response.completed' : 'response.incomplete', { response }));
+    if (f.status === 'completed' && !this.broken) this.ctx.completed = response;
   }
 }
 

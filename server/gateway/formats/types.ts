@@ -105,6 +105,8 @@ export interface ClientContext {
   includeUsage: boolean;
   /** The request the client sent, for echoing fields (Responses: instructions, tools). */
   request: Json;
+  /** Set by the Responses writers once the answer completed: the Response object, which the gateway may keep for previous_response_id. */
+  completed?: Json;
 }
 
 /**

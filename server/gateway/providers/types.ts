@@ -38,6 +38,20 @@ export interface CallInfo {
   model: string;
   /** The client's request headers (lower-case names). */
   headers: Record<string, string>;
+  /** The call asks for an event stream (a kind whose streamed calls go to another path reads it). */
+  stream?: boolean;
+}
+
+/**
+ * A change an upstream needs in the JSON body beyond the model name (Vertex's rawPredict: no
+ * `model`, an `anthropic_version`). Only a kind that must sets one: its body is parsed and
+ * written again, while every other target's body goes as the client sent it.
+ */
+export interface BodyEdit {
+  /** Names the edit in the call's body cache: one ID, one edit. */
+  readonly id: string;
+  /** Edits top-level fields of a shallow copy of the (translated) request. */
+  apply(doc: Record<string, unknown>): void;
 }
 
 /** One upstream request, as a provider kind maps it. */
@@ -50,6 +64,7 @@ export interface UpstreamTarget {
   /** The model name the upstream expects, when it differs from the routed one. */
   model?: string;
   format: WireFormat;
+  edit?: BodyEdit;
 }
 
 /** A key that cannot serve this call (wrong endpoint, no deployment): try the next one. */

@@ -77,17 +77,20 @@ export function countTokens(c: Call): void {
   sendJson(c.res, 200, { input_tokens: estimateTokens(prompt) });
 }
 
-/** Anthropic checks these before anything else; the mock does too, so a proxy that drops them is caught. */
-export function anthropicPreconditions(c: Call): boolean {
-  if (!c.req.headers['x-api-key']) {
+/**
+ * Anthropic checks these before anything else; the mock does too, so a proxy that drops them is
+ * caught. On Vertex the access token stands for the headers (its API version is in the body).
+ */
+export function anthropicPreconditions(c: Call, vertex = false): boolean {
+  if (!vertex && !c.req.headers['x-api-key']) {
     anthropicError(c.res, 401, 'x-api-key header is required');
     return false;
   }
-  if (!c.req.headers['anthropic-version']) {
+  if (!vertex && !c.req.headers['anthropic-version']) {
     anthropicError(c.res, 400, 'anthropic-version: header is required');
     return false;
   }
-  if (typeof c.body.max_tokens !== 'number' && !c.req.url?.endsWith('/count_tokens')) {
+  if (typeof c.body.max_tokens !== 'number' && !/\/count[_-]tokens(:rawPredict)?$/.test(c.req.url ?? '')) {
     anthropicError(c.res, 400, 'max_tokens: Field required');
     return false;
   }

@@ -37,6 +37,7 @@ class CloudPlatformProviderConfigView(object):
         'base_url': 'str',
         'project_id': 'str',
         'client_email': 'str',
+        'publisher': 'str',
         'private_key_set': 'bool'
     }
 
@@ -45,10 +46,11 @@ class CloudPlatformProviderConfigView(object):
         'base_url': 'base_url',
         'project_id': 'project_id',
         'client_email': 'client_email',
+        'publisher': 'publisher',
         'private_key_set': 'private_key_set'
     }
 
-    def __init__(self, provider_type=None, base_url=None, project_id=None, client_email=None, private_key_set=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, provider_type=None, base_url=None, project_id=None, client_email=None, publisher=None, private_key_set=None, local_vars_configuration=None):  # noqa: E501
         """CloudPlatformProviderConfigView - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -58,6 +60,7 @@ class CloudPlatformProviderConfigView(object):
         self._base_url = None
         self._project_id = None
         self._client_email = None
+        self._publisher = None
         self._private_key_set = None
         self.discriminator = None
 
@@ -65,6 +68,8 @@ class CloudPlatformProviderConfigView(object):
         self.base_url = base_url
         self.project_id = project_id
         self.client_email = client_email
+        if publisher is not None:
+            self.publisher = publisher
         self.private_key_set = private_key_set
 
     @property
@@ -179,6 +184,35 @@ class CloudPlatformProviderConfigView(object):
             raise ValueError(r"Invalid value for `client_email`, must be a follow pattern or equal to `/^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$/`")  # noqa: E501
 
         self._client_email = client_email
+
+    @property
+    def publisher(self):
+        """Gets the publisher of this CloudPlatformProviderConfigView.  # noqa: E501
+
+        Whose models the key serves: google (default) through the OpenAI-compatible chat endpoint, anthropic (Claude) through rawPredict with Anthropic's Messages API; OpenAI-format calls are translated to it  # noqa: E501
+
+        :return: The publisher of this CloudPlatformProviderConfigView.  # noqa: E501
+        :rtype: str
+        """
+        return self._publisher
+
+    @publisher.setter
+    def publisher(self, publisher):
+        """Sets the publisher of this CloudPlatformProviderConfigView.
+
+        Whose models the key serves: google (default) through the OpenAI-compatible chat endpoint, anthropic (Claude) through rawPredict with Anthropic's Messages API; OpenAI-format calls are translated to it  # noqa: E501
+
+        :param publisher: The publisher of this CloudPlatformProviderConfigView.  # noqa: E501
+        :type: str
+        """
+        allowed_values = ["google", "anthropic"]  # noqa: E501
+        if self.local_vars_configuration.client_side_validation and publisher not in allowed_values:  # noqa: E501
+            raise ValueError(
+                "Invalid value for `publisher` ({0}), must be one of {1}"  # noqa: E501
+                .format(publisher, allowed_values)
+            )
+
+        self._publisher = publisher
 
     @property
     def private_key_set(self):

@@ -40,6 +40,7 @@ class ProviderKeyCreateConfig(object):
         'base_url': 'str',
         'project_id': 'str',
         'client_email': 'str',
+        'publisher': 'str',
         'private_key': 'str'
     }
 
@@ -51,10 +52,11 @@ class ProviderKeyCreateConfig(object):
         'base_url': 'base_url',
         'project_id': 'project_id',
         'client_email': 'client_email',
+        'publisher': 'publisher',
         'private_key': 'private_key'
     }
 
-    def __init__(self, provider_type=None, responses=None, deployments=None, api_versions=None, base_url=None, project_id=None, client_email=None, private_key=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, provider_type=None, responses=None, deployments=None, api_versions=None, base_url=None, project_id=None, client_email=None, publisher=None, private_key=None, local_vars_configuration=None):  # noqa: E501
         """ProviderKeyCreateConfig - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -67,6 +69,7 @@ class ProviderKeyCreateConfig(object):
         self._base_url = None
         self._project_id = None
         self._client_email = None
+        self._publisher = None
         self._private_key = None
         self.discriminator = None
 
@@ -83,6 +86,8 @@ class ProviderKeyCreateConfig(object):
             self.project_id = project_id
         if client_email is not None:
             self.client_email = client_email
+        if publisher is not None:
+            self.publisher = publisher
         if private_key is not None:
             self.private_key = private_key
 
@@ -261,6 +266,35 @@ class ProviderKeyCreateConfig(object):
             raise ValueError(r"Invalid value for `client_email`, must be a follow pattern or equal to `/^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$/`")  # noqa: E501
 
         self._client_email = client_email
+
+    @property
+    def publisher(self):
+        """Gets the publisher of this ProviderKeyCreateConfig.  # noqa: E501
+
+        Whose models the key serves: google (default) through the OpenAI-compatible chat endpoint, anthropic (Claude) through rawPredict with Anthropic's Messages API; OpenAI-format calls are translated to it  # noqa: E501
+
+        :return: The publisher of this ProviderKeyCreateConfig.  # noqa: E501
+        :rtype: str
+        """
+        return self._publisher
+
+    @publisher.setter
+    def publisher(self, publisher):
+        """Sets the publisher of this ProviderKeyCreateConfig.
+
+        Whose models the key serves: google (default) through the OpenAI-compatible chat endpoint, anthropic (Claude) through rawPredict with Anthropic's Messages API; OpenAI-format calls are translated to it  # noqa: E501
+
+        :param publisher: The publisher of this ProviderKeyCreateConfig.  # noqa: E501
+        :type: str
+        """
+        allowed_values = ["google", "anthropic"]  # noqa: E501
+        if self.local_vars_configuration.client_side_validation and publisher not in allowed_values:  # noqa: E501
+            raise ValueError(
+                "Invalid value for `publisher` ({0}), must be one of {1}"  # noqa: E501
+                .format(publisher, allowed_values)
+            )
+
+        self._publisher = publisher
 
     @property
     def private_key(self):

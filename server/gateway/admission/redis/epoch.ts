@@ -1,5 +1,5 @@
-import type { RedisLink } from '../../adapters/redis/link';
-import { currentEpoch } from '../../adapters/redis/incarnation';
+import type { RedisLink } from '../../../adapters/redis/link';
+import { currentEpoch } from '../../../adapters/redis/incarnation';
 
 /**
  * The life of Redis this instance has joined, and the full names of the admission keys in it:
@@ -23,12 +23,12 @@ export class SharedEpoch {
     return { epoch, restarted };
   }
 
-  /** A counter key (store.ts's `counterKeys`) or the `owners` map, by its full name in this epoch. */
+  /** A counter key (admission/store.ts's `counterKeys`) or the `owners` map, by its full name in this epoch. */
   key(name: string): string {
     return `${this.link.prefix}e${this.current}:${name}`;
   }
 
-  /** A tenant's reservations: `res` and `rx` (redis-scripts.ts). */
+  /** A tenant's reservations: `res` and `rx` (scripts.ts). */
   tenantKeys(ownerId: number): [string, string] {
     return [this.key(`{o:${ownerId}}:res`), this.key(`{o:${ownerId}}:rx`)];
   }

@@ -1,15 +1,15 @@
-import type { Logger } from '../../core/log';
-import { errorFields } from '../../core/log';
-import type { RedisLink } from '../../adapters/redis/link';
-import { Script } from '../../adapters/redis/script';
-import type { InstancePresence } from '../../adapters/redis/presence';
-import { BATCH } from './redis-batch-script';
-import type { SharedEpoch } from './redis-epoch';
-import type { CounterViews } from './redis-views';
-import { sameClaimSet } from './store';
+import type { Logger } from '../../../core/log';
+import { errorFields } from '../../../core/log';
+import type { RedisLink } from '../../../adapters/redis/link';
+import { Script } from '../../../adapters/redis/script';
+import type { InstancePresence } from '../../../adapters/redis/presence';
+import { BATCH } from './batch-script';
+import type { SharedEpoch } from './epoch';
+import type { CounterViews } from './views';
+import { sameClaimSet } from '../store';
 import type {
   Actual, AdmissionRefusal, AdmissionRequest, CreditClaim, RateClaim, SpendClaim, ThresholdSink,
-} from './store';
+} from '../store';
 
 /**
  * A settle (mode 's') or release ('r') of one reservation, of one request admitted under a lease
@@ -72,7 +72,7 @@ interface Plan {
   spend: readonly SpendClaim[];
   /** Its keys ([credit], spend…, rate…), full names. */
   keys: string[];
-  /** The claims as the script reads them (redis-batch-script.ts, PLANS). */
+  /** The claims as the script reads them (batch-script.ts, PLANS). */
   text: string;
   /** Last time (the request's clock) this instance refreshed the money keys' TTLs. */
   admitTouched: number;
@@ -156,7 +156,7 @@ export class TenantBatches {
 
   /**
    * Queues one admission; its answer is the script's fields (see `refusalOf`). A lease takes
-   * `units` of each request limit, counted `lag` ms from now (redis-operations.ts, ADMIT_ONE).
+   * `units` of each request limit, counted `lag` ms from now (operations.ts, ADMIT_ONE).
    */
   enqueueAdmit(r: AdmissionRequest, units = 1, lag = 0): Promise<string[]> {
     if (!this.link.up) return Promise.reject(new SharedStateAway());
@@ -285,7 +285,7 @@ export class TenantBatches {
    * An admission sends its tenant's batch in this turn of the event loop (setImmediate: the
    * requests read in the same turn share it). A settle waits a little for others and for an
    * admission to travel with: it delays nothing a client waits for (its reservation holds the
-   * money meanwhile), and with leases (redis-leases.ts) most batches hold only settles, so each
+   * money meanwhile), and with leases (leases.ts) most batches hold only settles, so each
    * write to Redis, which wakes it on another core, carries many.
    */
   private scheduled(b: Batch, urgent: boolean): void {

@@ -1,9 +1,9 @@
-import type { RedisLink } from '../../adapters/redis/link';
-import { Script } from '../../adapters/redis/script';
-import type { InstancePresence } from '../../adapters/redis/presence';
-import { UNWRITTEN } from './redis-scripts';
-import type { SharedEpoch } from './redis-epoch';
-import { MONEY_EPSILON, sameClaimSet, type AdmissionRequest, type CreditClaim, type SpendClaim } from './store';
+import type { RedisLink } from '../../../adapters/redis/link';
+import { Script } from '../../../adapters/redis/script';
+import type { InstancePresence } from '../../../adapters/redis/presence';
+import { UNWRITTEN } from './scripts';
+import type { SharedEpoch } from './epoch';
+import { MONEY_EPSILON, sameClaimSet, type AdmissionRequest, type CreditClaim, type SpendClaim } from '../store';
 
 /** Usage settled here and not yet written to the database, oldest first (the recorder writes in order). */
 interface Unwritten {
@@ -19,7 +19,7 @@ const unwrittenScript = new Script(UNWRITTEN);
 
 /**
  * This instance's charges settled in Redis and not yet written to the database. Each money
- * counter holds them as this instance's `u:<instance>` part (redis-scripts.ts), so a base that
+ * counter holds them as this instance's `u:<instance>` part (scripts.ts), so a base that
  * another instance loads meanwhile still counts them; they leave it as the recorder writes them.
  */
 export class UnwrittenUsage {

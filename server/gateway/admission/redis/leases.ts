@@ -1,4 +1,4 @@
-import { sameClaimSet, type AdmissionRequest, type CounterView, type RateClaim } from './store';
+import { sameClaimSet, type AdmissionRequest, type CounterView, type RateClaim } from '../store';
 
 /**
  * Leases: a busy claim set's requests admitted by this instance without a round trip to Redis.
@@ -17,9 +17,9 @@ import { sameClaimSet, type AdmissionRequest, type CounterView, type RateClaim }
  * A lease is taken only where it cannot starve another instance: for a claim set this instance
  * serves at least BUSY_PER_SECOND requests a second, and only when every counter keeps room for
  * SHARE times as much per live instance; an account near its balance, cap or limit is admitted
- * request by request in Redis (store.ts's exact rules), as is a request larger than what is left
+ * request by request in Redis (admission/store.ts's exact rules), as is a request larger than what is left
  * in the lease. An invalidation (a top-up, a take-back, a Rates change) ends the account's leases
- * at once; a Redis outage or restart ends all of them (redis-store.ts).
+ * at once; a Redis outage or restart ends all of them (store.ts).
  */
 
 /** How long a lease admits (ms); its requests count against request limits as arriving then. */

@@ -1,8 +1,8 @@
-import type { Logger } from '../../core/log';
-import type { InstancePresence } from '../../adapters/redis/presence';
-import { MemoryAdmissionStore } from './memory-store';
-import type { Closing } from './redis-batches';
-import type { AdmissionRequest, AdmissionVerdict, BaseLoader, RateClaim } from './store';
+import type { Logger } from '../../../core/log';
+import type { InstancePresence } from '../../../adapters/redis/presence';
+import { MemoryAdmissionStore } from '../memory-store';
+import type { Closing } from './batches';
+import type { AdmissionRequest, AdmissionVerdict, BaseLoader, RateClaim } from '../store';
 
 export interface DegradedOptions {
   refreshMs: number;

@@ -1,5 +1,5 @@
-import { COMMON } from './redis-scripts';
-import { ADMIT_ONE, SETTLE_ONE, TRIM_ONE } from './redis-operations';
+import { COMMON } from './scripts';
+import { ADMIT_ONE, SETTLE_ONE, TRIM_ONE } from './operations';
 
 /**
  * The state of the counters one batch touches, read once (HMGET per money counter, MGET per
@@ -115,7 +115,7 @@ end
  * the batch for the store's views: money key, spendable or spent, reserved …, then '|', then
  * rate key, tat ('' = none) ….
  * The tenant's due reservations are swept first when asked (each instance asks about once a
- * second per tenant: store.ts's expiry is within a second, as in one process); the reservation
+ * second per tenant: admission/store.ts's expiry is within a second, as in one process); the reservation
  * hash and set get a day's TTL when created and at each sweep while admitting.
  */
 export const BATCH = COMMON + STATE + PLANS + ADMIT_ONE + SETTLE_ONE + TRIM_ONE + `

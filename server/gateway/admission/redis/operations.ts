@@ -1,13 +1,13 @@
 /**
- * One admission and one settle or release, as Lua functions BATCH (redis-batch-script.ts) calls
+ * One admission and one settle or release, as Lua functions BATCH (batch-script.ts) calls
  * for each operation of a batch; the counters they read and write are BATCH's shared state.
  */
 
 /**
- * One admission (see store.ts "admit"), inside BATCH. `id`: its reservation ID; `a`: where its
+ * One admission (see admission/store.ts "admit"), inside BATCH. `id`: its reservation ID; `a`: where its
  * arguments start: plan, now, expiresAt, amount, touch ('1': refresh the credit key's TTL; the
  * instance does it about once a second per counter), tokens, units, lag. A request takes one
- * unit of each request limit and lag 0; a lease (redis-leases.ts) takes `units` requests at
+ * unit of each request limit and lag 0; a lease (leases.ts) takes `units` requests at
  * once, counted as arriving `lag` ms from now (when it ends: the latest its requests can come),
  * and its record is flagged ' L' after the amount.
  * Answers:

@@ -1,10 +1,10 @@
-import { gcraUsed } from '../limits/gcra';
-import { moneyDust, type AdmissionRequest, type CounterView, type RateClaim } from './store';
+import { gcraUsed } from '../../limits/gcra';
+import { moneyDust, type AdmissionRequest, type CounterView, type RateClaim } from '../store';
 
 /**
  * The shared store's synchronous CounterView: the last values seen of the counters this
  * instance plans requests on. Each batch answers with the values of the counters it touched
- * (redis-batch-script.ts, BATCH); a reservation expiring here leaves them at once.
+ * (batch-script.ts, BATCH); a reservation expiring here leaves them at once.
  */
 export class CounterViews implements CounterView {
   private creditView = new Map<string, { spendable: number; reserved: number }>();

@@ -1,18 +1,18 @@
 import type { Redis } from 'ioredis';
-import type { Logger } from '../../core/log';
-import { errorFields } from '../../core/log';
-import type { RedisLink } from '../../adapters/redis/link';
-import { Script } from '../../adapters/redis/script';
-import type { InstancePresence } from '../../adapters/redis/presence';
-import { INVALIDATE, LOAD, SWEEP } from './redis-scripts';
-import { isConnectionError, refusalOf, SharedStateAway, TenantBatches, type Closing } from './redis-batches';
-import { DegradedMode } from './redis-degraded';
-import { LeaseBook, type Lease } from './redis-leases';
-import { SharedEpoch } from './redis-epoch';
-import { UnwrittenUsage } from './redis-unwritten';
-import { CounterViews } from './redis-views';
-import { counterKeys } from './store';
-import type { Actual, AdmissionRequest, AdmissionStore, AdmissionVerdict, BaseLoader, RateClaim, ThresholdSink } from './store';
+import type { Logger } from '../../../core/log';
+import { errorFields } from '../../../core/log';
+import type { RedisLink } from '../../../adapters/redis/link';
+import { Script } from '../../../adapters/redis/script';
+import type { InstancePresence } from '../../../adapters/redis/presence';
+import { INVALIDATE, LOAD, SWEEP } from './scripts';
+import { isConnectionError, refusalOf, SharedStateAway, TenantBatches, type Closing } from './batches';
+import { DegradedMode } from './degraded';
+import { LeaseBook, type Lease } from './leases';
+import { SharedEpoch } from './epoch';
+import { UnwrittenUsage } from './unwritten';
+import { CounterViews } from './views';
+import { counterKeys } from '../store';
+import type { Actual, AdmissionRequest, AdmissionStore, AdmissionVerdict, BaseLoader, RateClaim, ThresholdSink } from '../store';
 
 export interface RedisStoreOptions {
   /** A loaded base older than this is re-read in the background (BALANCE_REFRESH_MS). */
@@ -34,17 +34,17 @@ const sweepScript = new Script(SWEEP);
  * operation of ONE Lua script (EVALSHA) that checks and reserves every claim of the request: the
  * admissions, settles and releases a tenant makes in one turn of the event loop go to Redis as
  * one batch (one round trip for the admission, never more), applied in the order they were made,
- * each counter read and written once per batch (redis-batches.ts). The arithmetic is store.ts's;
- * the Lua is in redis-scripts.ts, redis-batch-script.ts and redis-operations.ts.
+ * each counter read and written once per batch (batches.ts). The arithmetic is admission/store.ts's;
+ * the Lua is in scripts.ts, batch-script.ts and operations.ts.
  *
- * Degraded mode while Redis is away (docs/decisions.md, redis-degraded.ts): a request with money
+ * Degraded mode while Redis is away (docs/decisions.md, degraded.ts): a request with money
  * claims is refused `unavailable` (503 shared_state_unavailable with Retry-After); a request
  * without money claims (Root, Owners) is admitted against this instance's own counters at
  * limit ÷ the instances alive before the outage. Settles and releases that could not be
  * written are replayed when Redis is back; the money counters they touched are then reloaded
  * from PostgreSQL, and this instance's unwritten usage is written again in full
- * (redis-unwritten.ts). After a Redis restart (a new run_id) every key lives under a new epoch,
- * loaded from PostgreSQL (redis-epoch.ts).
+ * (unwritten.ts). After a Redis restart (a new run_id) every key lives under a new epoch,
+ * loaded from PostgreSQL (epoch.ts).
  */
 export class RedisAdmissionStore implements AdmissionStore {
   private readonly epoch: SharedEpoch;
@@ -163,7 +163,7 @@ export class RedisAdmissionStore implements AdmissionStore {
     return this.admitShared(r, 0);
   }
 
-  /** A lease is one admission in Redis (redis-leases.ts); it is not a reservation of this instance's. */
+  /** A lease is one admission in Redis (leases.ts); it is not a reservation of this instance's. */
   private acquireLease(req: AdmissionRequest, units: number, lag: number): Promise<boolean> {
     if (this.degraded) return Promise.resolve(false);
     return this.admitShared(req, 0, units, lag).then((v) => v === null);
@@ -193,7 +193,7 @@ export class RedisAdmissionStore implements AdmissionStore {
     });
   }
 
-  /** A lease is not one of this instance's reservations (redis-leases.ts); its stale bases are re-read all the same. */
+  /** A lease is not one of this instance's reservations (leases.ts); its stale bases are re-read all the same. */
   private verdictOf(r: AdmissionRequest, a: string[], lease: boolean): AdmissionVerdict {
     const refusal = refusalOf(r, a);
     if (refusal) return refusal;
@@ -253,7 +253,7 @@ export class RedisAdmissionStore implements AdmissionStore {
   private finish(c: Closing): void {
     if (c.mode === 't') return this.send(c);
     const { r } = c;
-    // A request admitted under a lease settles or releases its part of the lease (redis-leases.ts).
+    // A request admitted under a lease settles or releases its part of the lease (leases.ts).
     const lease = c.mode === 's' || c.mode === 'r' ? this.leases.of(r) : undefined;
     if (lease) {
       this.leases.closed(r);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FakeBases, T0 } from './store.contract';
-import { counterKeys, type AdmissionRequest, type AdmissionVerdict, type CreditClaim, type RateClaim } from './store';
-import { RedisAdmissionStore } from './redis-store';
-import { redisTestLink } from './test-fixture';
-import { needs } from '../../testing/requirements';
+import { FakeBases, T0 } from '../store.contract';
+import { counterKeys, type AdmissionRequest, type AdmissionVerdict, type CreditClaim, type RateClaim } from '../store';
+import { RedisAdmissionStore } from './store';
+import { redisTestLink } from '../test-fixture';
+import { needs } from '../../../testing/requirements';
 
 const { link, prefix, presence, stores, log } = redisTestLink('leases');
 

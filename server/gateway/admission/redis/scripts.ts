@@ -1,5 +1,5 @@
 /**
- * The Lua of the shared admission store (redis-store.ts), following store.ts's rules literally.
+ * The Lua of the shared admission store (store.ts), following admission/store.ts's rules literally.
  * Every key of one call carries the same tenant hash tag, so each script runs on one Redis
  * Cluster slot. Numbers travel as strings formatted with 17 significant digits: a Lua number
  * returned as such would be truncated to an integer by Redis.

@@ -1,15 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { createLogger } from '../../core/log';
-import { needs } from '../../testing/requirements';
-import { connectRedis } from '../../adapters/redis/link';
-import { InstancePresence } from '../../adapters/redis/presence';
-import { describeAdmissionStore, FakeBases, T0 } from './store.contract';
-import { counterKeys, periodOf, type AdmissionRequest } from './store';
-import { MemoryAdmissionStore } from './memory-store';
-import { RedisAdmissionStore } from './redis-store';
-import { redisTestLink } from './test-fixture';
+import { createLogger } from '../../../core/log';
+import { needs } from '../../../testing/requirements';
+import { connectRedis } from '../../../adapters/redis/link';
+import { InstancePresence } from '../../../adapters/redis/presence';
+import { describeAdmissionStore, FakeBases, T0 } from '../store.contract';
+import { counterKeys, periodOf, type AdmissionRequest } from '../store';
+import { MemoryAdmissionStore } from '../memory-store';
+import { RedisAdmissionStore } from './store';
+import { redisTestLink } from '../test-fixture';
 
 const { link, presence, stores, log } = redisTestLink('admission', createLogger((l) => process.env.DEBUG_STORE && console.log(l), 'error'));
 

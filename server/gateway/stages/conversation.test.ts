@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../core/log';
+import type { StoredResponses } from '../../state/stored-responses/stored-responses';
+import { continueConversation } from './conversation';
+import { accountRow, callFor } from './test-support';
+
+const ID = `resp_gw_${'a'.repeat(48)}`;
+const kept = [{ type: 'message', role: 'user', content: 'Hi' }, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello.' }] }];
+
+function store(recall: StoredResponses['recall']) {
+  const looked: string[] = [];
+  const s: Pick<StoredResponses, 'keep' | 'recall'> = {
+    keep: async () => {},
+    recall: (who, id) => {
+      looked.push(`${who.ownerId}/${who.accountId}/${id}`);
+      return recall(who, id);
+    },
+  };
+  return { s, looked };
+}
+const responsesCall = (body: Record<string, unknown>) => callFor({ endpoint: 'responses', path: '/v1/responses', row: accountRow({ id: 42, ownerId: 1 }), body: { model: 'claude-test-1', ...body } });
+const log = createLogger(() => {}, 'error');
+
+describe('the conversation stage', () => {
+  it('puts the kept items before the input, drops previous_response_id and re-serialises the body', async () => {
+    const { s, looked } = store(async () => kept);
+    const c = responsesCall({ input: 'More', previous_response_id: ID, instructions: 'Be brief.' });
+    expect(await continueConversation({ storedResponses: s, log }, c)).toBeNull();
+    expect(looked).toEqual([`1/42/${ID}`]);
+    const expanded = { model: 'claude-test-1', input: [...kept, { type: 'message', role: 'user', content: 'More' }], instructions: 'Be brief.' };
+    expect(c.doc).toEqual(expanded);
+    expect(JSON.parse(c.raw.toString())).toEqual(expanded);
+    expect(c.keepAnswer).toBeTypeOf('function');
+  });
+
+  it('looks up no provider\'s ID, and marks no store:false call for keeping', () => {
+    const { s, looked } = store(async () => kept);
+    const native = responsesCall({ input: 'x', previous_response_id: 'resp_67ccd2bed1ec8190', store: false });
+    expect(continueConversation({ storedResponses: s, log }, native)).toBeNull();
+    expect(native.doc.previous_response_id).toBe('resp_67ccd2bed1ec8190');
+    expect(native.keepAnswer).toBeUndefined();
+    expect(continueConversation({ storedResponses: s, log }, callFor({ body: { model: 'gpt-4o', messages: [], previous_response_id: ID } }))).toBeNull();
+    expect(looked).toEqual([]);
+  });
+
+  it('refuses an ID it does not keep with 400 previous_response_not_found, and an unreadable store with 503', async () => {
+    expect(await continueConversation({ storedResponses: store(async () => null).s, log }, responsesCall({ input: 'x', previous_response_id: ID })))
+      .toMatchObject({ status: 400, code: 'previous_response_not_found', message: expect.stringContaining(ID) });
+    expect(await continueConversation({ storedResponses: store(async () => { throw new Error('down'); }).s, log }, responsesCall({ input: 'x', previous_response_id: ID })))
+      .toMatchObject({ status: 503, code: 'stored_response_unavailable', headers: { 'retry-after': '1' } });
+  });
+});
