@@ -110,6 +110,28 @@ describe('RedisAdmissionStore leases', needs('redis'), () => {
     expect(await b.admit(t.request(T0 + 900))).toMatchObject({ kind: 'credit' });
   });
 
+  it('a lease Redis grants after the store began to drain goes back at once', async () => {
+    const t = tenant(10_000);
+    const store = await storeOf(t.loader);
+    const { admitted } = await busy(store, (now) => t.request(now, 2, 10), 300, T0);
+    const book = (store as unknown as { leases: { pending: Set<unknown> } }).leases;
+    // The busy account's next requests ask for the next lease; the store drains before Redis answers.
+    const more: AdmissionRequest[] = [];
+    const verdicts: (AdmissionVerdict | Promise<AdmissionVerdict>)[] = [];
+    for (let now = T0 + 300; book.pending.size === 0 && now < T0 + 1000; now++) {
+      const r = t.request(now, 2, 10);
+      more.push(r);
+      verdicts.push(store.admit(r));
+    }
+    expect(book.pending.size).toBeGreaterThan(0);
+    await store.drain();
+    const answered = await Promise.all(verdicts);
+    // Only the requests themselves stay reserved: no lease holds anything after the drain.
+    const held = admitted.length + answered.filter((v) => v === null).length;
+    expect(store.credit(t.claim.key)).toEqual({ spendable: 10_000, reserved: held * 2 });
+    expect(book.pending.size).toBe(0);
+  });
+
   it('an invalidation (a top-up, a take-back) ends the account\'s leases at once', async () => {
     const t = tenant(10_000);
     const store = await storeOf(t.loader);

@@ -74,9 +74,18 @@ export interface LeaseHooks {
   self(): string;
 }
 
+/** A lease asked of Redis and not yet answered. */
+interface Acquisition {
+  accountId: number | undefined;
+  /** Ended before it was granted (an invalidation, a drain): granted, it goes back at once. */
+  cancelled: boolean;
+  answered: Promise<void>;
+}
+
 export class LeaseBook {
   private slots = new WeakMap<readonly RateClaim[], Slot[]>();
   private active = new Set<Lease>();
+  private pending = new Set<Acquisition>();
   private leaseOf = new WeakMap<AdmissionRequest, Lease>();
   private seq = 0;
 
@@ -111,9 +120,15 @@ export class LeaseBook {
     this.leaseOf.delete(r);
   }
 
-  /** Ends the leases on this account's credit (null: every lease): an invalidation. */
+  /** Ends the leases on this account's credit (null: every lease): an invalidation. Those still being asked for end as they are granted. */
   endFor(accountId: number | null, now: number): void {
     for (const l of [...this.active]) if (accountId === null || l.req.credit?.accountId === accountId) this.end(l, Math.max(now, l.lastNow));
+    for (const a of this.pending) if (accountId === null || a.accountId === accountId) a.cancelled = true;
+  }
+
+  /** Settles once every lease asked for so far is answered (and, if ended meanwhile, given back). */
+  answered(): Promise<void> {
+    return Promise.allSettled([...this.pending].map((a) => a.answered)).then(() => undefined);
   }
 
   /** Forgets every lease without a trim: Redis lost them (a restart). */
@@ -204,7 +219,9 @@ export class LeaseBook {
       expiresAt: r.now + LEASE_MS + (r.expiresAt - r.now),
     };
     slot.acquiring = true;
-    this.hooks.acquire(req, units, LEASE_MS).then((granted) => {
+    const asked: Acquisition = { accountId: r.credit?.accountId, cancelled: false, answered: Promise.resolve() };
+    this.pending.add(asked);
+    asked.answered = this.hooks.acquire(req, units, LEASE_MS).then((granted) => {
       slot.acquiring = false;
       if (!granted) {
         slot.quietUntil = req.now + QUIET_MS;
@@ -213,6 +230,12 @@ export class LeaseBook {
       const lease: Lease = {
         req, units, freeAmount: req.amount, freeTokens: req.tokens, freeUnits: units, endsAt: req.now + LEASE_MS, lastNow: req.now, ended: false,
       };
+      // Ended while Redis was granting it: all of it goes back, nothing is admitted under it.
+      if (asked.cancelled) {
+        lease.ended = true;
+        this.hooks.trim(lease, lease.lastNow);
+        return;
+      }
       lease.timer = setTimeout(() => this.end(lease, lease.endsAt), LEASE_MS);
       lease.timer.unref();
       this.active.add(lease);
@@ -222,6 +245,6 @@ export class LeaseBook {
     }, () => {
       slot.acquiring = false;
       slot.quietUntil = req.now + QUIET_MS;
-    });
+    }).finally(() => this.pending.delete(asked));
   }
 }

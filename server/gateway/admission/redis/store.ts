@@ -137,10 +137,13 @@ export class RedisAdmissionStore implements AdmissionStore {
   }
 
   /** Ends every lease (what they did not use goes back), then waits as `drain` says. */
-  drain(): Promise<void> {
+  async drain(): Promise<void> {
     this.leases.endFor(null, this.lastExpire);
     this.batches.flush();
-    return Promise.allSettled([...this.inFlight, ...(this.ready ? [this.ready] : [])]).then(() => undefined);
+    // A lease still being asked for ends as it is granted: its give-back is waited for too.
+    await this.leases.answered();
+    this.batches.flush();
+    await Promise.allSettled([...this.inFlight, ...(this.ready ? [this.ready] : [])]);
   }
 
   get open(): number {
