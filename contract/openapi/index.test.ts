@@ -1,10 +1,10 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { appRouter } from './index';
-import { AREA_TAGS, buildOpenApiDocument, type OpenApiDocument } from './openapi';
-import { routeFacts, routeKey, type RouteFacts } from './openapi-routes';
-import { operations, type Operation, type Schema } from './openapi-types';
-import { ANTHROPIC_ERROR_SCHEMA, API_KEY_HEADER_SCHEME, PROXY_ROUTES, PROXY_TAG } from './openapi-proxy';
+import { appRouter } from '../index';
+import { AREA_TAGS, buildOpenApiDocument, type OpenApiDocument } from './index';
+import { routeFacts, routeKey, type RouteFacts } from './routes';
+import { operations, type Operation, type Schema } from './types';
+import { ANTHROPIC_ERROR_SCHEMA, API_KEY_HEADER_SCHEME, PROXY_ROUTES, PROXY_TAG } from './proxy';
 
 let doc: OpenApiDocument;
 let facts: Map<string, RouteFacts>;

@@ -1,13 +1,13 @@
 import { generateOpenApiDocument } from 'trpc-to-openapi';
-import { appRouter } from './index';
-import { routeFacts, routeKey } from './openapi-routes';
-import { dropLibraryErrorSchemas, errorSchemas, refineOperation, SECURITY_SCHEME } from './openapi-responses';
-import { nameInlineSchemas } from './openapi-schemas';
-import { canonicalOrder } from './openapi-order';
-import { operations, type OpenApiDocument } from './openapi-types';
-import { addProxyRoutes, PROXY_DESCRIPTION, PROXY_TAG } from './openapi-proxy';
+import { appRouter } from '../index';
+import { routeFacts, routeKey } from './routes';
+import { dropLibraryErrorSchemas, errorSchemas, refineOperation, SECURITY_SCHEME } from './responses';
+import { nameInlineSchemas } from './schemas';
+import { canonicalOrder } from './order';
+import { operations, type OpenApiDocument } from './types';
+import { addProxyRoutes, PROXY_DESCRIPTION, PROXY_TAG } from './proxy';
 
-export type { OpenApiDocument } from './openapi-types';
+export type { OpenApiDocument } from './types';
 
 /** One tag per area of the API; every operation carries one of these. */
 export const AREA_TAGS = [
@@ -34,7 +34,7 @@ const description = (publicPaths: string[]) => [
 /**
  * The OpenAPI 3.0 document of the gateway: the administration API as trpc-to-openapi derives
  * it from the contract, refined from each route's meta so it states what the server really
- * answers, plus the AI proxy's routes (openapi-proxy.ts).
+ * answers, plus the AI proxy's routes (proxy.ts).
  * `npm run openapi` writes it to openapi/openapi.json; the server serves the same at /openapi.json.
  */
 export function buildOpenApiDocument(): OpenApiDocument {

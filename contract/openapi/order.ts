@@ -1,4 +1,4 @@
-import { HTTP_METHODS, type OpenApiDocument, type Operation, type PathItem } from './openapi-types';
+import { HTTP_METHODS, type OpenApiDocument, type Operation, type PathItem } from './types';
 
 const TOP = ['openapi', 'info', 'servers', 'security', 'tags', 'paths', 'components'];
 const OPERATION = ['tags', 'summary', 'description', 'operationId', 'security', 'parameters', 'requestBody', 'responses', 'deprecated'];

@@ -1,5 +1,5 @@
-import { ERROR_SCHEMA, SECURITY_SCHEME } from './openapi-responses';
-import type { OpenApiDocument, Operation, Response, Schema } from './openapi-types';
+import { ERROR_SCHEMA, SECURITY_SCHEME } from './responses';
+import type { OpenApiDocument, Operation, Response, Schema } from './types';
 
 /**
  * The AI proxy's routes in the OpenAPI document. They are not tRPC procedures (the gateway

@@ -1,6 +1,6 @@
-import type { Access } from './trpc';
-import type { RouteFacts } from './openapi-routes';
-import type { OpenApiDocument, Operation, Schema } from './openapi-types';
+import type { Access } from '../trpc';
+import type { RouteFacts } from './routes';
+import type { OpenApiDocument, Operation, Schema } from './types';
 
 export const ERROR_SCHEMA = 'Error';
 export const ERROR_DETAIL_SCHEMA = 'ErrorDetail';

@@ -1,5 +1,5 @@
 import type { AnyRouter } from '@trpc/server';
-import type { Access, Meta } from './trpc';
+import type { Access, Meta } from '../trpc';
 
 /** What the document needs to know about one REST operation, read from its procedure. */
 export interface RouteFacts {

@@ -1,6 +1,6 @@
-import type { RouteFacts } from './openapi-routes';
-import { routeKey } from './openapi-routes';
-import { operations, type OpenApiDocument, type Schema } from './openapi-types';
+import type { RouteFacts } from './routes';
+import { routeKey } from './routes';
+import { operations, type OpenApiDocument, type Schema } from './types';
 
 /** JSON with object keys sorted: two schemas are the same when their canonical forms are. */
 export function canonicalJson(value: unknown): string {

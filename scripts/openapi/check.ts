@@ -5,7 +5,7 @@
  * Compiling the TypeScript client and its tests is `npm run typecheck`'s job (clients/tsconfig.json).
  */
 import path from 'node:path';
-import { buildOpenApiDocument } from '../../contract/openapi';
+import { buildOpenApiDocument } from '../../contract/openapi/index';
 import { FIX_HINT, ROOT } from './generate';
 import { findStaleFiles } from './compare';
 

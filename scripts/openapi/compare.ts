@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { OpenApiDocument } from '../../contract/openapi-types';
+import type { OpenApiDocument } from '../../contract/openapi/types';
 import { CLIENTS, DOCUMENT_FILE, generateAll, handOwned, listFiles, renderDocument } from './generate';
 
 export interface Staleness {

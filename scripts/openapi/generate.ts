@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { OpenApiDocument } from '../../contract/openapi-types';
+import type { OpenApiDocument } from '../../contract/openapi/types';
 import { forGenerator } from './generator-input';
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
-import { operations, type OpenApiDocument, type Schema } from '../../contract/openapi-types';
-import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG } from '../../contract/openapi-proxy';
+import { operations, type OpenApiDocument, type Schema } from '../../contract/openapi/types';
+import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG } from '../../contract/openapi/proxy';
 
 /** Stands in for any JSON value; both generators pass a property-less model through untouched. */
 export const JSON_VALUE = 'JsonValue';

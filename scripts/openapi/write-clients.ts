@@ -2,7 +2,7 @@
  * `npm run clients`: regenerates clients/typescript and clients/python from the contract's
  * document with openapi-generator 4.3.1 (the JAR bundled in the npm package, offline).
  */
-import { buildOpenApiDocument } from '../../contract/openapi';
+import { buildOpenApiDocument } from '../../contract/openapi/index';
 import { CLIENTS, writeClients } from './generate';
 
 const started = Date.now();

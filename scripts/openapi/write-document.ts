@@ -1,5 +1,5 @@
 /** `npm run openapi`: writes openapi/openapi.json from the contract. */
-import { buildOpenApiDocument } from '../../contract/openapi';
+import { buildOpenApiDocument } from '../../contract/openapi/index';
 import { DOCUMENT_FILE, writeDocument } from './generate';
 
 const doc = buildOpenApiDocument();

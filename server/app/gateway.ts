@@ -43,7 +43,7 @@ import { Dashboard } from '../admin/dashboard/service';
 import { Billing } from '../admin/billing/service';
 import type { Settings } from '../core/settings';
 import { createLogger, errorFields, type Logger } from '../core/log';
-import { buildOpenApiDocument } from '../../contract/openapi';
+import { buildOpenApiDocument } from '../../contract/openapi/index';
 import { inArray, sql } from 'drizzle-orm';
 import { PostgresChangeFeed } from '../adapters/storage/change-feed';
 import { LocalChangeFeed, type Change, type ChangeFeed } from '../state/changes/change';

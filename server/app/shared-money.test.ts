@@ -25,7 +25,7 @@ const PRICE = priceFor(MODEL, {});
 /** What admission reserves per call, and (with the mock answering the full output) what it costs. */
 const PER_CALL = maxCostOf(INPUT, OUTPUT, PRICE, 1, 1);
 const MIN_BALANCE = 2;
-/** Calls without max_tokens whose answers cost far more than the old fixed reservations held (see gateway/proxy-reservations.test.ts). */
+/** Calls without max_tokens whose answers cost far more than the old fixed reservations held (see gateway/end-to-end/reservations.test.ts). */
 const CJK_PRICING = { 'cjk-model': { InputText: 100, OutputText: 1 } };
 const UNLIMITED = [
   { level: 2, model: 'gpt-4o-mini', secret: 'sk-shared-money-mini-7000-0123456789', usage: { prompt_tokens: 30, completion_tokens: 7000 }, content: 'Write me a long story.' },

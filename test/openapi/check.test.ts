@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, type OpenApiDocument } from '../../contract/openapi';
+import { buildOpenApiDocument, type OpenApiDocument } from '../../contract/openapi/index';
 import { CLIENTS, DOCUMENT_FILE, FIX_HINT, ROOT, writeClients, writeDocument } from '../../scripts/openapi/generate';
 import { findStaleFiles } from '../../scripts/openapi/compare';
 import { needs } from '../../server/testing/requirements';

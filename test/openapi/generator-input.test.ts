@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../contract/openapi';
-import type { OpenApiDocument, Schema } from '../../contract/openapi-types';
+import { buildOpenApiDocument } from '../../contract/openapi/index';
+import type { OpenApiDocument, Schema } from '../../contract/openapi/types';
 import { forGenerator, JSON_VALUE } from '../../scripts/openapi/generator-input';
-import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG } from '../../contract/openapi-proxy';
+import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG } from '../../contract/openapi/proxy';
 
 const unionsIn = (x: unknown, where = ''): string[] => {
   if (!x || typeof x !== 'object') return [];

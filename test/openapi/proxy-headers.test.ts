@@ -3,8 +3,8 @@
  * running gateway: `X-Request-Id` (the client's when usable, else generated) and `Server-Timing`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../contract/openapi';
-import { CALL_HEADERS, CLIENT_REQUEST_ID_MAX, CLIENT_REQUEST_ID_PATTERN, PROXY_ROUTES } from '../../contract/openapi-proxy';
+import { buildOpenApiDocument } from '../../contract/openapi/index';
+import { CALL_HEADERS, CLIENT_REQUEST_ID_MAX, CLIENT_REQUEST_ID_PATTERN, PROXY_ROUTES } from '../../contract/openapi/proxy';
 import { MAX_CLIENT_REQUEST_ID } from '../../server/gateway/request-id';
 import { startTestGateway, type TestGateway } from '../../server/testing/gateway';
 

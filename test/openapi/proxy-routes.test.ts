@@ -3,9 +3,9 @@
  * gateway: the same paths and aliases, and errors in the documented shape on each of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../contract/openapi';
-import { PROXY_ROUTES as DOCUMENTED, PROXY_TAG } from '../../contract/openapi-proxy';
-import { operations } from '../../contract/openapi-types';
+import { buildOpenApiDocument } from '../../contract/openapi/index';
+import { PROXY_ROUTES as DOCUMENTED, PROXY_TAG } from '../../contract/openapi/proxy';
+import { operations } from '../../contract/openapi/types';
 import { PROXY_ROUTES as SERVED } from '../../server/gateway/proxy';
 import { startTestGateway, type TestGateway } from '../../server/testing/gateway';
 import { multipartBody } from '../../server/testing/multipart';

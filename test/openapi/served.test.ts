@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../server/testing/gateway';
-import { buildOpenApiDocument } from '../../contract/openapi';
+import { buildOpenApiDocument } from '../../contract/openapi/index';
 import { DOCUMENT_FILE, renderDocument, ROOT } from '../../scripts/openapi/generate';
 
 let gw: TestGateway;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { estimateTokens } from '../testing/mock-upstream';
-import { expectEnvelope } from '../testing/http';
-import { drain, hello, secret, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { estimateTokens } from '../../testing/mock-upstream';
+import { expectEnvelope } from '../../testing/http';
+import { drain, hello, secret, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 let f: ProxyFixture;
 beforeAll(async () => { f = await startProxyFixture({ maxBodyBytes: 64 * 1024 }); });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPairSync } from 'node:crypto';
-import { expectEnvelope } from '../testing/http';
-import { vertexLocation } from './providers/vertex/index';
-import { drain, hello, secret, sleep, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { expectEnvelope } from '../../testing/http';
+import { vertexLocation } from '../providers/vertex/index';
+import { drain, hello, secret, sleep, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 let f: ProxyFixture;
 beforeAll(async () => { f = await startProxyFixture({ azureApiVersion: '2024-06-01' }); });

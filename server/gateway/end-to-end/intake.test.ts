@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
-import { expectEnvelope, type HttpResult } from '../testing/http';
-import type { TestAccount } from '../testing/accounts';
-import { hello, secret, sleep, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { expectEnvelope, type HttpResult } from '../../testing/http';
+import type { TestAccount } from '../../testing/accounts';
+import { hello, secret, sleep, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 let f: ProxyFixture;
 let user: TestAccount;

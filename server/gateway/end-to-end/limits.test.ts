@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { expectEnvelope } from '../testing/http';
-import { balanceOf } from '../state/credits/ledger';
-import { accounts } from '../adapters/storage/schema';
-import { hello, secret, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { expectEnvelope } from '../../testing/http';
+import { balanceOf } from '../../state/credits/ledger';
+import { accounts } from '../../adapters/storage/schema';
+import { hello, secret, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 let f: ProxyFixture;
 const up = secret('limits');

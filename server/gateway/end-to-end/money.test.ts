@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { expectEnvelope } from '../testing/http';
-import { standingOf } from '../state/credits/ledger';
-import type { AccountAlert } from '../state/alerts/alerts';
-import { estimateInputTokens } from '../domain/pricing/estimate';
-import { counterKeys, periodOf } from './admission/store';
-import { DatabaseBases } from './admission/bases';
-import { hello, secret, sleep, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { expectEnvelope } from '../../testing/http';
+import { standingOf } from '../../state/credits/ledger';
+import type { AccountAlert } from '../../state/alerts/alerts';
+import { estimateInputTokens } from '../../domain/pricing/estimate';
+import { counterKeys, periodOf } from '../admission/store';
+import { DatabaseBases } from '../admission/bases';
+import { hello, secret, sleep, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 /**
  * Money and limits through a real gateway and the mock upstream, on PGlite, or on PostgreSQL

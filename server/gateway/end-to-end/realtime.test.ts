@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import WebSocket from 'ws';
 import { OpenAIRealtimeWS } from 'openai/realtime/ws';
-import { AUDIO_DELTA_BYTES, PCM_BYTES_PER_TOKEN } from '../testing/mock-upstream/realtime';
-import { failingPair, keyedUser, sleep, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { AUDIO_DELTA_BYTES, PCM_BYTES_PER_TOKEN } from '../../testing/mock-upstream/realtime';
+import { failingPair, keyedUser, sleep, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 /**
  * Realtime sessions over WebSocket through a real gateway and the mock upstream, with the

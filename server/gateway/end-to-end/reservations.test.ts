@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectEnvelope } from '../testing/http';
-import { spendableOf } from '../state/credits/ledger';
-import { costOf, priceFor, type TokenUsage } from '../domain/pricing/cost';
-import { counterKeys } from './admission/store';
-import { secret, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { expectEnvelope } from '../../testing/http';
+import { spendableOf } from '../../state/credits/ledger';
+import { costOf, priceFor, type TokenUsage } from '../../domain/pricing/cost';
+import { counterKeys } from '../admission/store';
+import { secret, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 /**
  * Reservations that cover what a call can really cost, through a real gateway and the mock

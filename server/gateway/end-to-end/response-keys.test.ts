@@ -5,10 +5,10 @@
  * OpenAI does, knows a response only on the key that created it and refuses it elsewhere.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { drain, secret, startInstancePair, startProxyFixture, type InstancePair, type ProxyFixture } from './test-fixture';
-import { insertAccount } from '../testing/accounts';
-import { needs } from '../testing/requirements';
-import { until } from '../testing/until';
+import { drain, secret, startInstancePair, startProxyFixture, type InstancePair, type ProxyFixture } from '../test-fixture';
+import { insertAccount } from '../../testing/accounts';
+import { needs } from '../../testing/requirements';
+import { until } from '../../testing/until';
 import OpenAI from 'openai';
 
 const MODEL = 'gpt-4o-mini';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectEnvelope } from '../testing/http';
-import { estimateTokens } from '../testing/mock-upstream';
-import { speechAudio } from '../testing/mock-upstream/media';
-import { IMAGE_EQUIVALENT_TOKENS, SPEECH_AUDIO_TOKENS_PER_CHAR } from '../domain/pricing/units';
-import { drain, keyedUser, nextLevel, secret, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { expectEnvelope } from '../../testing/http';
+import { estimateTokens } from '../../testing/mock-upstream';
+import { speechAudio } from '../../testing/mock-upstream/media';
+import { IMAGE_EQUIVALENT_TOKENS, SPEECH_AUDIO_TOKENS_PER_CHAR } from '../../domain/pricing/units';
+import { drain, keyedUser, nextLevel, secret, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 /**
  * The routes beyond chat (legacy completions, moderations, rerank, image generation, speech)

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { expectEnvelope } from '../testing/http';
-import { hello, secret, sleep, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { expectEnvelope } from '../../testing/http';
+import { hello, secret, sleep, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 let f: ProxyFixture;
 beforeAll(async () => {

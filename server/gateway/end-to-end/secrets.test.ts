@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { drain, hello, secret, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { drain, hello, secret, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 /**
  * An upstream that echoes the request's credentials and its own address in its error text:

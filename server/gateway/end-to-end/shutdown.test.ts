@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import OpenAI from 'openai';
-import { spawnServer, type RunningServer } from '../testing/spawn';
-import { startMockUpstream, type MockUpstream } from '../testing/mock-upstream';
-import { freshDatabaseUrl } from '../testing/database';
-import { openDatabase } from '../adapters/storage/database';
-import { generateAccountKey } from '../adapters/security/crypto';
-import { drain, hello, secret, sleep } from './test-fixture';
+import { spawnServer, type RunningServer } from '../../testing/spawn';
+import { startMockUpstream, type MockUpstream } from '../../testing/mock-upstream';
+import { freshDatabaseUrl } from '../../testing/database';
+import { openDatabase } from '../../adapters/storage/database';
+import { generateAccountKey } from '../../adapters/security/crypto';
+import { drain, hello, secret, sleep } from '../test-fixture';
 
 let mock: MockUpstream;
 let server: RunningServer | undefined;

@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { drain, secret, startInstancePair, startProxyFixture, type InstancePair, type ProxyFixture } from './test-fixture';
-import { insertAccount } from '../testing/accounts';
-import { needs } from '../testing/requirements';
-import { until } from '../testing/until';
-import { signThinking } from '../testing/mock-upstream/anthropic';
+import { drain, secret, startInstancePair, startProxyFixture, type InstancePair, type ProxyFixture } from '../test-fixture';
+import { insertAccount } from '../../testing/accounts';
+import { needs } from '../../testing/requirements';
+import { until } from '../../testing/until';
+import { signThinking } from '../../testing/mock-upstream/anthropic';
 
 type Kind = 'anthropic' | 'chat-only';
 type Params = Record<string, unknown>;

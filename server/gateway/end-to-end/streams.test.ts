@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APIError } from 'openai';
-import { drain, hello, secret, sleep, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { drain, hello, secret, sleep, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 let f: ProxyFixture;
 beforeAll(async () => { f = await startProxyFixture({ streamIdleTimeoutMs: 400 }); });

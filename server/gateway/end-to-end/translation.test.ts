@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type OpenAI from 'openai';
-import { drain, secret, startProxyFixture, type ProxyFixture } from './test-fixture';
-import { signThinking } from '../testing/mock-upstream/anthropic';
-import { estimateInputTokens } from '../domain/pricing/estimate';
+import { drain, secret, startProxyFixture, type ProxyFixture } from '../test-fixture';
+import { signThinking } from '../../testing/mock-upstream/anthropic';
+import { estimateInputTokens } from '../../domain/pricing/estimate';
 
 let f: ProxyFixture;
 // Prices of our own, so the expected bills below are arithmetic on the token classes.

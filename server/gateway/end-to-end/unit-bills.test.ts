@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toFile } from 'openai';
-import { fileBytes } from '../testing/multipart';
-import { AUDIO_BYTES_PER_SECOND } from '../testing/mock-upstream/uploads';
-import { keyedUser, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { fileBytes } from '../../testing/multipart';
+import { AUDIO_BYTES_PER_SECOND } from '../../testing/mock-upstream/uploads';
+import { keyedUser, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 /**
  * The units of the routes billed by their own unit (images, seconds of audio, calls) read back

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { spawnServer, type RunningServer } from '../testing/spawn';
-import { startMockUpstream, type MockUpstream } from '../testing/mock-upstream';
-import { generateAccountKey } from '../adapters/security/crypto';
-import { fileBytes, multipartBody, sha256 } from '../testing/multipart';
-import type { ReceivedFile } from '../testing/mock-upstream/uploads';
-import { secret } from './test-fixture';
+import { spawnServer, type RunningServer } from '../../testing/spawn';
+import { startMockUpstream, type MockUpstream } from '../../testing/mock-upstream';
+import { generateAccountKey } from '../../adapters/security/crypto';
+import { fileBytes, multipartBody, sha256 } from '../../testing/multipart';
+import type { ReceivedFile } from '../../testing/mock-upstream/uploads';
+import { secret } from '../test-fixture';
 
 /**
  * A 20 MB audio upload through Switchyard running as its own process, its resident memory read

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
-import { fileBytes as bytes, multipartBody as form, sha256 as sha } from '../testing/multipart';
+import { fileBytes as bytes, multipartBody as form, sha256 as sha } from '../../testing/multipart';
 import { toFile } from 'openai';
-import { expectEnvelope } from '../testing/http';
-import { AUDIO_BYTES_PER_SECOND, type ReceivedFile } from '../testing/mock-upstream/uploads';
-import { drain, failingPair, keyedUser, sleep, startProxyFixture, type ProxyFixture } from './test-fixture';
+import { expectEnvelope } from '../../testing/http';
+import { AUDIO_BYTES_PER_SECOND, type ReceivedFile } from '../../testing/mock-upstream/uploads';
+import { drain, failingPair, keyedUser, sleep, startProxyFixture, type ProxyFixture } from '../test-fixture';
 
 /**
  * Multipart uploads (transcriptions, translations, image edits and variations) through a real

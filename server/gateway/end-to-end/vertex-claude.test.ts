@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPairSync } from 'node:crypto';
-import { drain, hello, secret, startProxyFixture, type ProxyFixture } from './test-fixture';
-import { VERTEX_ANTHROPIC_VERSION } from './providers/vertex/claude';
+import { drain, hello, secret, startProxyFixture, type ProxyFixture } from '../test-fixture';
+import { VERTEX_ANTHROPIC_VERSION } from '../providers/vertex/claude';
 
 let f: ProxyFixture;
 const MODEL = 'claude-sonnet-4@20250514';
