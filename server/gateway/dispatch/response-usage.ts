@@ -108,4 +108,13 @@ export function estimateUsage(partial: TokenUsage | null, requestBytes: number, 
   };
 }
 
+/**
+ * What a whole answer is billed for when the upstream sent no usage (some OpenAI-compatible
+ * providers leave it out): the prompt at four bytes of request per token, the completion at
+ * four bytes of answer per token. A served call is never free for want of a usage field.
+ */
+export function estimateWholeUsage(requestBytes: number, answerBytes: number): TokenUsage {
+  return { prompt: Math.ceil(requestBytes / 4), completion: Math.ceil(answerBytes / 4), reasoning: 0, cached: 0, cacheWrite: 0 };
+}
+
 export const totalTokens = (u: TokenUsage) => u.prompt + u.completion;

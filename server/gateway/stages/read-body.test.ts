@@ -52,6 +52,15 @@ describe('read body', () => {
       expect(read({ model: 'gpt-4o', stream: true, stream_options: { include_usage: iu } }).v).toMatchObject({ message: 'stream_options.include_usage: must be a boolean' });
     }
   });
+  it('refuses a Responses request run in the background, which could not be billed as delivered', () => {
+    for (const background of [true, 'true', 1]) {
+      expect(read({ model: 'o4-mini', input: 'hi', background }, 'responses').v).toMatchObject({ status: 400, code: 'unsupported_parameter', message: expect.stringContaining('background') });
+    }
+    for (const background of [false, null]) expect(read({ model: 'o4-mini', input: 'hi', background }, 'responses').v).toBeNull();
+    // Another route's `background` is the upstream's business (an image's transparent background).
+    expect(read({ model: 'gpt-image-1', prompt: 'a fox', background: 'transparent' }, 'images').v).toBeNull();
+  });
+
   it('refuses a Messages request without its messages or max_tokens, as Anthropic does, whatever key would serve it', () => {
     expect(read({ model: 'claude-haiku-4-5', max_tokens: 64 }, 'messages').v).toMatchObject({ status: 400, message: expect.stringContaining('messages') });
     for (const max_tokens of [undefined, 0, 1.5, '64']) {

@@ -4,7 +4,8 @@
  * Refuses 413, 415 (not application/json), 400 invalid_json / not an object, 400
  * invalid_model (see model-name) and 400 invalid_request for a `stream` that is not a boolean,
  * `stream_options` that is not an object with a boolean `include_usage`, or a Messages request
- * without its `messages` and `max_tokens`.
+ * without its `messages` and `max_tokens`; 400 unsupported_parameter for a Responses request
+ * run in the background.
  */
 import type { ProxyCall } from '../call';
 import { CLIENT_LEFT, type Refusal, type Verdict } from '../errors';
@@ -21,6 +22,14 @@ const USAGE_NOT_BOOLEAN: Refusal = { status: 400, message: 'stream_options.inclu
 // otherwise be sent a translation of a request Anthropic itself refuses.
 const MESSAGES_REQUIRED: Refusal = { status: 400, message: 'messages: Field required (an array of messages)', code: 'invalid_request' };
 const MAX_TOKENS_REQUIRED: Refusal = { status: 400, message: 'max_tokens: Field required (a whole number of at least 1)', code: 'invalid_request' };
+
+// A background response is delivered later, by polling the provider, with its usage: the call
+// that starts it answers "queued" and nothing to bill, so a reservation could not be settled
+// against what it really costs (docs/decisions.md).
+const BACKGROUND_UNSUPPORTED: Refusal = {
+  status: 400, code: 'unsupported_parameter',
+  message: 'background: responses run in the background cannot be billed through this gateway; send the request without background (stream it for long work)',
+};
 
 /** Takes the body the intake read (`ex.readJsonObject(BODY_REQUIRED)`). */
 export function readBody(c: ProxyCall, body: JsonBody): Verdict {
@@ -57,6 +66,7 @@ export function takeFields(c: ProxyCall, raw: Buffer, body: Record<string, unkno
     const max = body.max_tokens;
     if (endpoint === 'messages' && !(typeof max === 'number' && Number.isInteger(max) && max >= 1)) return MAX_TOKENS_REQUIRED;
   }
+  if (endpoint === 'responses' && body.background != null && body.background !== false) return BACKGROUND_UNSUPPORTED;
   c.raw = raw;
   c.doc = body;
   c.requestedModel = requested as string;

@@ -56,6 +56,16 @@ describe('settle', () => {
     expect(c.reservation).toBeNull();
   });
 
+  it('bills a whole answer that came without usage by estimate: four bytes a token of request and of answer', async () => {
+    const { d, records, admission } = deps();
+    const c = await served(d);
+    const body = Buffer.from(JSON.stringify({ id: 'x', choices: [{ message: { role: 'assistant', content: 'a'.repeat(400) } }] }));
+    settle(d, c, delivered({ usage: null, complete: false, body }));
+    expect(records[0]).toMatchObject({ prompt: Math.ceil(c.raw.length / 4), completion: Math.ceil(body.length / 4) });
+    expect(records[0].creditUsed).toBeGreaterThan(0);
+    expect(admission.credit(creditKey)).toEqual({ spendable: 10 - records[0].creditUsed, reserved: 0 });
+  });
+
   it('bills nothing for a passed-through upstream error, and the reservation is released', async () => {
     const { d, records, admission } = deps();
     const c = await served(d);

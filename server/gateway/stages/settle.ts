@@ -4,7 +4,8 @@
  * by the actual cost and tokens (credit, spend caps, token limits). A passed-through upstream
  * error is not billed and, like a call that delivered nothing, releases its reservation
  * (`releaseReservation`, run by the pipeline whatever happened); a stream cut before its usage
- * arrived is billed by estimate. Refuses nothing: the answer is already out.
+ * arrived is billed by estimate, and so is a whole answer that came without usage. Refuses
+ * nothing: the answer is already out.
  */
 import { costOf, type TokenUsage } from '../../domain/pricing/cost';
 import { policyPrice } from '../../domain/pricing/unpriced-policy';
@@ -13,7 +14,7 @@ import type { AdmissionStore } from '../admission/store';
 import type { ProxyCall } from '../call';
 import type { Delivered } from '../dispatch/attempt';
 import type { SwitchOver } from '../key-health/switch-over';
-import { estimateUsage } from '../dispatch/response-usage';
+import { estimateUsage, estimateWholeUsage } from '../dispatch/response-usage';
 import { equivalentTokens, unitCallCost } from '../../domain/pricing/units';
 import { unitMeterOf, unitPriceOf, usedUnits } from '../meter';
 import { usageUnitsOf, type UsageUnits } from '../../domain/usage/units';
@@ -49,6 +50,7 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
     credit = unitCallCost(units, price, c.owner.unpricedPolicy, row.rates, row.factor);
   } else {
     if (o.streamed && !o.complete) usage = estimateUsage(usage, c.raw.length, o.events);
+    else if (!usage && o.body) usage = estimateWholeUsage(c.raw.length, o.body.length);
     usage ??= ZERO;
     credit = costOf(usage, policyPrice(model, c.owner.pricing, c.owner.unpricedPolicy), row.rates, row.factor);
   }
