@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bodyFor, editedBody } from './request-body';
+import { bodyFor, editedBody, translatedBody } from './request-body';
+import { translation } from '../formats/index';
 import type { BodyEdit } from '../providers/types';
 import { callFor } from '../stages/test-support';
 
@@ -34,5 +35,19 @@ describe('the body sent upstream', () => {
     expect(c.doc).toEqual({ model: 'claude-x', max_tokens: 5 });
     // The next key of the call, without an edit, gets the client's bytes again.
     expect(bodyFor(c, 'claude-x')).toBe(c.raw);
+  });
+
+  it('leaves the gateway\'s reasoning items out of a Responses call for a key with the Responses API, and in for a translation', () => {
+    const ours = { type: 'reasoning', id: 'rs_gw_0a1b', summary: [], content: [{ type: 'reasoning_text', text: 'Plan' }], encrypted_content: 'rs_gw_sig_1' };
+    const call = { type: 'function_call', call_id: 'toolu_1', name: 'shell', arguments: '{}' };
+    const input = [{ role: 'user', content: 'go' }, ours, call, { type: 'function_call_output', call_id: 'toolu_1', output: 'ok' }];
+    const c = callFor({ endpoint: 'responses', path: '/v1/responses', body: { model: 'gpt-x', input } });
+    expect(JSON.parse(bodyFor(c, 'gpt-x').toString()).input).toEqual([input[0], call, input[3]]);
+    expect(c.doc.input).toEqual(input);
+    const anthropic = JSON.parse(translatedBody(c, translation('responses', 'messages')!, 'claude-x').toString());
+    expect(anthropic.messages[1].content[0]).toEqual({ type: 'thinking', thinking: 'Plan', signature: 'sig_1' });
+    // Without the prefix in its bytes, the call's own bytes go.
+    const plain = callFor({ endpoint: 'responses', path: '/v1/responses', body: { model: 'gpt-x', input: 'hi' } });
+    expect(bodyFor(plain, 'gpt-x')).toBe(plain.raw);
   });
 });

@@ -120,6 +120,17 @@ const CHAT_ONLY: Record<string, unknown> = {
 /** Anthropic request fields an OpenAI-format provider has no equivalent of (server-side MCP, code execution containers). */
 const ANTHROPIC_ONLY = ['mcp_servers', 'container'] as const;
 
+/**
+ * With thinking on, Anthropic refuses (400) a conversation whose last assistant turn uses a tool
+ * without starting with its signed thinking: thinking that came from another provider, or none
+ * kept by the client, has no signature and was left out. Such a call goes without thinking, as
+ * LiteLLM does; the next turn, Anthropic's own, thinks again.
+ */
+function toolTurnLacksThinking(messages: Json[]): boolean {
+  const last = messages.findLast((m) => m.role === 'assistant')?.content as Json[] | undefined;
+  return !!last?.some((b) => b.type === 'tool_use') && last[0].type !== 'thinking' && last[0].type !== 'redacted_thinking';
+}
+
 /** A canonical (Chat Completions) request as a Messages API request. */
 export function requestFromChat(req: ChatRequest): Json {
   for (const f in CHAT_ONLY) {
@@ -147,7 +158,7 @@ export function requestFromChat(req: ChatRequest): Json {
   if (system.length) out.system = system.join('\n\n');
   let maxTokens = Number(req.max_completion_tokens ?? req.max_tokens) || DEFAULT_OUTPUT_TOKENS;
   const effort = req.reasoning_effort;
-  const budget = typeof effort === 'string' ? EFFORT_BUDGET[effort] : undefined;
+  const budget = typeof effort === 'string' && !toolTurnLacksThinking(messages) ? EFFORT_BUDGET[effort] : undefined;
   if (budget !== undefined) {
     // The budget is part of max_tokens there, and must stay below it.
     if (maxTokens <= budget) maxTokens += budget;

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { translation, Untranslatable } from './index';
-import { conversationItems, isGatewayResponseId, requestToChat, responseFromChat } from './responses';
+import { conversationItems, GATEWAY_REASONING_PREFIX, isGatewayReasoning, isGatewayResponseId, requestToChat, responseFromChat, withoutGatewayReasoning } from './responses';
 import type { ChatResponse, ClientContext } from './types';
 
 const events = (text: string) => text.split('\n\n').filter(Boolean).map((block) => {
   const lines = block.split('\n');
   return { event: lines.find((l) => l.startsWith('event: '))?.slice(7), data: JSON.parse(lines.find((l) => l.startsWith('data: '))!.slice(6)) };
 });
+
+/** Anthropic's event stream of `[type, fields]` pairs, as its bytes. */
+const anthropicEvents = (list: (string | object)[][]) =>
+  list.map(([type, fields]) => `event: ${type as string}\ndata: ${JSON.stringify({ type, ...(fields as object) })}\n\n`).join('');
 
 describe('Responses request → canonical chat', () => {
   it('reads instructions, messages, function calls and outputs, reasoning with its signature, tools and options', () => {
@@ -17,7 +21,7 @@ describe('Responses request → canonical chat', () => {
       tool_choice: { type: 'function', name: 'shell' }, store: false, stream: true,
       input: [
         { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'List files' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' }] },
-        { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'Use ls.' }], encrypted_content: 'sig_1' },
+        { type: 'reasoning', id: 'rs_gw_1', summary: [], content: [{ type: 'reasoning_text', text: 'Use ls.' }], encrypted_content: 'rs_gw_sig_1' },
         { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'shell', arguments: '{"cmd":"ls"}' },
         { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'shell', arguments: '{"cmd":"pwd"}' },
         { type: 'function_call_output', call_id: 'call_1', output: 'a.txt' },
@@ -75,16 +79,28 @@ describe('canonical chat → Responses answers', () => {
     expect(r).toMatchObject({
       object: 'response', status: 'completed', model: 'claude-sonnet-4-5', instructions: 'Be brief.', created_at: 1_700_000_000,
       output: [
-        { type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Plan' }], encrypted_content: 'sig_9' },
+        { type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Plan' }], encrypted_content: 'rs_gw_sig_9' },
         { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Running it.', annotations: [] }] },
         { type: 'function_call', call_id: 'toolu_1', name: 'shell', arguments: '{"cmd":"ls"}', status: 'completed' },
       ],
       usage: { input_tokens: 1000, input_tokens_details: { cached_tokens: 700 }, output_tokens: 60, output_tokens_details: { reasoning_tokens: 25 }, total_tokens: 1060 },
     });
     expect(r.id).toMatch(/^resp_/);
-    // A reasoning item sent back carries the signature to the next turn.
-    const back = requestToChat({ model: 'm', input: [{ role: 'user', content: 'go' }, r.output[0], r.output[2], { type: 'function_call_output', call_id: 'toolu_1', output: 'ok' }] });
-    expect(back.messages[1]).toMatchObject({ role: 'assistant', thinking_blocks: [{ thinking: 'Plan', signature: 'sig_9' }], tool_calls: [{ id: 'toolu_1' }] });
+    expect(r.output[0].id).toMatch(/^rs_gw_[0-9a-f]{24}$/);
+    // A reasoning item sent back carries the signature to the next turn, with its ID or without (as Codex sends it).
+    const { id: _, ...withoutId } = r.output[0];
+    for (const item of [r.output[0], withoutId]) {
+      const back = requestToChat({ model: 'm', input: [{ role: 'user', content: 'go' }, item, r.output[2], { type: 'function_call_output', call_id: 'toolu_1', output: 'ok' }] });
+      expect(back.messages[1]).toMatchObject({ role: 'assistant', thinking_blocks: [{ thinking: 'Plan', signature: 'sig_9' }], tool_calls: [{ id: 'toolu_1' }] });
+    }
+  });
+
+  it('marks reasoning without a signature as the gateway\'s too (a chat provider\'s reasoning_content)', () => {
+    const plain: ChatResponse = { ...chat, choices: [{ ...chat.choices[0], message: { role: 'assistant', content: 'Hi', reasoning_content: 'Hmm' } }] };
+    const [item] = responseFromChat(plain, { includeUsage: false, request: {} }).output;
+    expect(item).toMatchObject({ type: 'reasoning', content: [{ text: 'Hmm' }], encrypted_content: GATEWAY_REASONING_PREFIX });
+    expect(isGatewayReasoning(item)).toBe(true);
+    expect(requestToChat({ model: 'm', input: [item] }).messages[0].thinking_blocks).toEqual([{ type: 'thinking', thinking: 'Hmm', signature: '' }]);
   });
 
   it('answers incomplete when the answer hit its token limit', () => {
@@ -110,7 +126,7 @@ describe('canonical chat → Responses answers', () => {
 });
 
 describe('streams to a Responses client', () => {
-  const anthropic = [
+  const anthropic = anthropicEvents([
     ['message_start', { message: { id: 'msg_7', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [], usage: { input_tokens: 20, cache_read_input_tokens: 80, output_tokens: 1 } } }],
     ['content_block_start', { index: 0, content_block: { type: 'text', text: '' } }],
     ['content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi ' } }],
@@ -122,7 +138,7 @@ describe('streams to a Responses client', () => {
     ['content_block_stop', { index: 1 }],
     ['message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 12 } }],
     ['message_stop', {}],
-  ].map(([type, fields]) => `event: ${type}\ndata: ${JSON.stringify({ type, ...(fields as object) })}\n\n`).join('');
+  ])
 
   it('Anthropic events → response.created, items with their deltas, response.completed with usage', () => {
     const t = translation('responses', 'messages')!.stream({ includeUsage: false, request: { model: 'claude-haiku-4-5' } });
@@ -165,5 +181,70 @@ describe('streams to a Responses client', () => {
     expect(run(anthropic.replace('"stop_reason":"tool_use"', '"stop_reason":"max_tokens"')).ctx.completed).toBeUndefined();
     const error = `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`;
     expect(run(anthropic.replace('event: message_stop', `${error}event: message_stop`)).ctx.completed).toBeUndefined();
+  });
+});
+
+describe('reasoning items across providers', () => {
+  // As OpenAI writes them: its own ID and its own encrypted blob, the summary readable.
+  const openaiReasoning = { type: 'reasoning', id: 'rs_68af0f4c3e0c8190a4c1d2e3f4a5b6c70d1e2f3a4b5c6d7e', summary: [{ type: 'summary_text', text: 'Use ls.' }], encrypted_content: 'gAAAAABoOpenAIsOwn==' };
+  const gatewayReasoning = { type: 'reasoning', id: 'rs_gw_0123456789abcdef01234567', summary: [], content: [{ type: 'reasoning_text', text: 'Plan' }], encrypted_content: 'rs_gw_sig_9' };
+  const call = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'shell', arguments: '{"cmd":"ls"}' };
+  const result = { type: 'function_call_output', call_id: 'call_1', output: 'a.txt' };
+  const tools = [{ type: 'function', name: 'shell', parameters: { type: 'object' } }];
+
+  it('reads another provider\'s reasoning as its text without a signature, so it never reaches Anthropic as one', () => {
+    const chat = requestToChat({ model: 'm', input: [{ role: 'user', content: 'go' }, openaiReasoning, call, result] });
+    expect(chat.messages[1]).toMatchObject({ role: 'assistant', reasoning_content: 'Use ls.', thinking_blocks: [{ type: 'thinking', thinking: 'Use ls.', signature: '' }] });
+    expect(isGatewayReasoning(openaiReasoning)).toBe(false);
+  });
+
+  it('sends an Anthropic key a tool-use turn whose thinking came from elsewhere without thinking, and thinks again otherwise', () => {
+    const t = translation('responses', 'messages')!;
+    const foreign = t.request({ model: 'claude-x', reasoning: { effort: 'low' }, tools, input: [{ role: 'user', content: 'go' }, openaiReasoning, call, result] });
+    // Anthropic refuses a last tool-use turn that does not start with signed thinking while thinking is on.
+    expect(foreign.thinking).toBeUndefined();
+    expect(foreign.messages[1].content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'shell', input: { cmd: 'ls' } }]);
+    const own = t.request({ model: 'claude-x', reasoning: { effort: 'low' }, tools, input: [{ role: 'user', content: 'go' }, gatewayReasoning, call, result] });
+    expect(own.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(own.messages[1].content[0]).toEqual({ type: 'thinking', thinking: 'Plan', signature: 'sig_9' });
+    // Another provider's thinking in an earlier turn leaves thinking on: only the last tool-use turn must start with it.
+    const earlier = t.request({ model: 'claude-x', reasoning: { effort: 'low' }, input: [{ role: 'user', content: 'go' }, openaiReasoning, call, result, { type: 'message', role: 'assistant', content: 'Done.' }, { role: 'user', content: 'Thanks' }] });
+    expect(earlier.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+  });
+
+  it('takes the gateway\'s reasoning items out of a request for a key with the Responses API, with their ID or without', () => {
+    const { id: _, ...codexForm } = gatewayReasoning;
+    const doc = { model: 'gpt-x', input: [{ role: 'user', content: 'go' }, gatewayReasoning, openaiReasoning, codexForm, call, result] };
+    const out = withoutGatewayReasoning(Buffer.from(JSON.stringify(doc)), doc);
+    expect(out).toEqual({ model: 'gpt-x', input: [{ role: 'user', content: 'go' }, openaiReasoning, call, result] });
+    expect(doc.input).toHaveLength(6);
+    // Nothing to take out: the client's bytes stay (null), without parsing a body that lacks the prefix at all.
+    const native = { model: 'gpt-x', input: [openaiReasoning, call, result] };
+    expect(withoutGatewayReasoning(Buffer.from(JSON.stringify(native)), native)).toBeNull();
+    const mentions = { model: 'gpt-x', input: [{ role: 'user', content: 'what does rs_gw_ mean?' }] };
+    expect(withoutGatewayReasoning(Buffer.from(JSON.stringify(mentions)), mentions)).toBeNull();
+  });
+
+  it('streams Anthropic thinking as a reasoning item of the gateway\'s, its signature in encrypted_content once complete', () => {
+    const sse = anthropicEvents([
+      ['message_start', { message: { id: 'msg_8', type: 'message', role: 'assistant', model: 'claude-x', content: [], usage: { input_tokens: 5, output_tokens: 1 } } }],
+      ['content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }],
+      ['content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'Pl' } }],
+      ['content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'an' } }],
+      ['content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: 'sig_7' } }],
+      ['content_block_stop', { index: 0 }],
+      ['content_block_start', { index: 1, content_block: { type: 'text', text: '' } }],
+      ['content_block_delta', { index: 1, delta: { type: 'text_delta', text: 'Hi' } }],
+      ['content_block_stop', { index: 1 }],
+      ['message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 4 } }],
+      ['message_stop', {}],
+    ])
+    const t = translation('responses', 'messages')!.stream({ includeUsage: false, request: {} });
+    const out = events(t.push(Buffer.from(sse)).toString() + t.end().toString());
+    const added = out.find((e) => e.event === 'response.output_item.added')!.data.item;
+    expect(added.id).toMatch(/^rs_gw_/);
+    const done = out.find((e) => e.event === 'response.output_item.done')!.data.item;
+    expect(done).toMatchObject({ type: 'reasoning', id: added.id, content: [{ text: 'Plan' }], encrypted_content: 'rs_gw_sig_7' });
+    expect(out.at(-1)!.data.response.output[0]).toEqual(done);
   });
 });

@@ -12,7 +12,8 @@ import { ChunkEncoder, type ClientFormat } from './format';
  * OpenAI-format key marked chat-only): requests read into the canonical form, answers and
  * event streams written from it. A reasoning item carries Anthropic's thinking signature in
  * `encrypted_content`, so a client that sends its reasoning items back (as Codex does) keeps
- * the thinking of a tool-use loop valid.
+ * the thinking of a tool-use loop valid. Only the gateway's own reasoning items are read that
+ * way: another provider's `encrypted_content` is its own blob, never an Anthropic signature.
  */
 
 const newId = (prefix: string) => `${prefix}${randomBytes(12).toString('hex')}`;
@@ -27,6 +28,36 @@ export const isGatewayResponseId = (id: unknown): id is string => typeof id === 
 
 // As long as OpenAI's own, and unguessable: the ID alone names a kept conversation within its account.
 const newResponseId = () => `${GATEWAY_RESPONSE_PREFIX}${randomBytes(24).toString('hex')}`;
+
+/**
+ * What starts both the ID and the `encrypted_content` of every reasoning item the gateway writes
+ * (OpenAI's are `rs_` and hex, and its own blob): the content too, since Codex sends reasoning
+ * items back without their ID. One byte search of a request finds them.
+ */
+export const GATEWAY_REASONING_PREFIX = 'rs_gw_';
+
+const gatewayMarked = (v: unknown): v is string => typeof v === 'string' && v.startsWith(GATEWAY_REASONING_PREFIX);
+
+/** A reasoning item the gateway wrote (from an Anthropic key's thinking or a chat provider's reasoning). */
+export const isGatewayReasoning = (item: unknown): boolean =>
+  (item as Json)?.type === 'reasoning' && (gatewayMarked((item as Json).id) || gatewayMarked((item as Json).encrypted_content));
+
+/** The Anthropic signature a reasoning item carries: only the gateway's items have one. */
+function signatureOf(item: Json): string {
+  return gatewayMarked(item.encrypted_content) ? item.encrypted_content.slice(GATEWAY_REASONING_PREFIX.length) : '';
+}
+
+/**
+ * A Responses request for a key with the Responses API itself, without the gateway's reasoning
+ * items, which mean nothing to that provider (it refuses an ID or an encrypted content it did
+ * not make); null when there is none to remove, so the client's bytes go as they came. Only a
+ * body holding the prefix is parsed through.
+ */
+export function withoutGatewayReasoning(raw: Buffer, doc: Json): Json | null {
+  if (!raw.includes(GATEWAY_REASONING_PREFIX) || !Array.isArray(doc.input)) return null;
+  const input = doc.input.filter((item: unknown) => !isGatewayReasoning(item));
+  return input.length === doc.input.length ? null : { ...doc, input };
+}
 
 /** A request's `input` as a list of items: a string is one user message. */
 export function inputItems(input: unknown): Json[] {
@@ -102,7 +133,8 @@ export function requestToChat(doc: Json): ChatRequest {
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: typeof out === 'string' ? out : contentToChat(out) });
     } else if (type === 'reasoning') {
       const text = textOf(item.content) || (Array.isArray(item.summary) ? item.summary.map((s: Json) => s?.text ?? '').join('') : '');
-      thinking.push({ type: 'thinking', thinking: text, signature: typeof item.encrypted_content === 'string' ? item.encrypted_content : '' });
+      // Another provider's reasoning keeps its text, unsigned: the Anthropic adapter leaves it out.
+      thinking.push({ type: 'thinking', thinking: text, signature: signatureOf(item) });
       const a = turn();
       a.thinking_blocks = thinking;
       a.reasoning_content = thinking.map((t) => t.thinking ?? '').join('');
@@ -160,8 +192,11 @@ function responseBase(id: string, model: string, createdAt: number, req: Json): 
   };
 }
 
-const reasoningItem = (id: string, text: string, signature: string | undefined): Json => ({
-  type: 'reasoning', id, summary: [], content: [{ type: 'reasoning_text', text }], ...(signature ? { encrypted_content: signature } : {}),
+const newReasoningId = () => newId(GATEWAY_REASONING_PREFIX);
+/** `signature` null: not known yet (a stream's item just opened); '' for thinking without one (a chat provider's reasoning). */
+const reasoningItem = (id: string, text: string, signature: string | null | undefined): Json => ({
+  type: 'reasoning', id, summary: [], content: [{ type: 'reasoning_text', text }],
+  ...(signature === null ? {} : { encrypted_content: `${GATEWAY_REASONING_PREFIX}${signature ?? ''}` }),
 });
 const messageItem = (id: string, text: string, status: string): Json => ({
   type: 'message', id, status, role: 'assistant', content: status === 'in_progress' && text === '' ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }],
@@ -182,8 +217,8 @@ export function responseFromChat(res: ChatResponse, ctx: ClientContext): Json {
   const m = choice?.message ?? { role: 'assistant' };
   const output: Json[] = [];
   if (m.thinking_blocks?.length) {
-    for (const t of m.thinking_blocks) if (t.type === 'thinking') output.push(reasoningItem(newId('rs_'), t.thinking ?? '', t.signature));
-  } else if (m.reasoning_content) output.push(reasoningItem(newId('rs_'), m.reasoning_content, undefined));
+    for (const t of m.thinking_blocks) if (t.type === 'thinking') output.push(reasoningItem(newReasoningId(), t.thinking ?? '', t.signature));
+  } else if (m.reasoning_content) output.push(reasoningItem(newReasoningId(), m.reasoning_content, undefined));
   const text = textOf(m.content);
   if (text) output.push(messageItem(newId('msg_'), text, 'completed'));
   for (const tc of m.tool_calls ?? []) output.push(callItem(newId('fc_'), tc, 'completed'));
@@ -265,7 +300,7 @@ class ResponsesEncoder extends ChunkEncoder {
 
   protected delta(d: ChatDelta, out: SseEvent[]): void {
     if (d.reasoning_content) {
-      const it = this.open?.kind === 'reasoning' ? this.open : this.openItem('reasoning', reasoningItem(newId('rs_'), '', undefined), out);
+      const it = this.open?.kind === 'reasoning' ? this.open : this.openItem('reasoning', reasoningItem(newReasoningId(), '', null), out);
       it.text += d.reasoning_content;
       out.push(this.ev('response.reasoning_text.delta', { item_id: it.json.id, output_index: it.index, content_index: 0, delta: d.reasoning_content }));
     }

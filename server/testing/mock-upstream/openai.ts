@@ -127,10 +127,41 @@ function responsesUsage(u: Usage) {
 
 /** Stored responses per upstream credential: as at OpenAI, a response is known only to the organization (here: key) that created it. */
 const storedResponses = new Map<string, Set<string>>();
+/** Reasoning item IDs per credential (kept with their stored response), and the encrypted contents the mock made. */
+const storedReasoning = new Map<string, Set<string>>();
+const sealedReasoning = new Set<string>();
+
+const remember = (map: Map<string, Set<string>>, credential: string, id: string) => {
+  let set = map.get(credential);
+  if (!set) map.set(credential, (set = new Set()));
+  set.add(id);
+};
+
+type Item = Record<string, any>;
 
 /**
- * `POST /v1/responses`: the Responses API, whole or as its typed event stream. A
- * `previous_response_id` this credential did not create is refused as OpenAI refuses it.
+ * As OpenAI refuses them: a reasoning item whose encrypted content it did not make, or given by
+ * an ID it does not keep for this organization.
+ */
+function reasoningProblem(input: unknown, credential: string): [message: string, code: string | undefined] | null {
+  for (const item of (Array.isArray(input) ? input : []) as Item[]) {
+    if (item?.type !== 'reasoning') continue;
+    if (typeof item.encrypted_content === 'string') {
+      if (!sealedReasoning.has(item.encrypted_content)) return [`The encrypted content for item ${String(item.id)} could not be verified.`, 'invalid_encrypted_content'];
+    } else if (!storedReasoning.get(credential)?.has(String(item.id))) {
+      return [`Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`, undefined];
+    }
+  }
+  return null;
+}
+
+/**
+ * `POST /v1/responses`: the Responses API, whole or as its typed event stream: a reasoning item
+ * first when the request sets `reasoning.effort` and the behaviour has thinking (its summary
+ * with `reasoning.summary`, its encrypted content with `include`), then the text, or the
+ * behaviour's function call when tools are offered and the input does not end with its output.
+ * A `previous_response_id` or a reasoning item this credential did not create is refused as
+ * OpenAI refuses it.
  */
 export async function responses(c: Call): Promise<void> {
   const credential = /^Bearer\s+(\S+)$/i.exec(c.req.headers.authorization ?? '')?.[1] ?? '';
@@ -138,23 +169,38 @@ export async function responses(c: Call): Promise<void> {
   if (typeof previous === 'string' && !storedResponses.get(credential)?.has(previous)) {
     return sendJson(c.res, 400, { error: { message: `Previous response with id '${previous}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } });
   }
+  const problem = reasoningProblem(c.body.input, credential);
+  if (problem) return openaiError(c.res, 400, problem[0], {}, problem[1]);
   const text = answerText(c.behaviour, c.model);
   const usage = usageFor(c.behaviour, responsesInputText(c.body), text);
   const id = mockId('resp_');
-  if (c.body.store !== false) {
-    let set = storedResponses.get(credential);
-    if (!set) storedResponses.set(credential, (set = new Set()));
-    set.add(id);
+  const stored = c.body.store !== false;
+  if (stored) remember(storedResponses, credential, id);
+  const reasoning = c.body.reasoning as { effort?: unknown; summary?: unknown } | undefined;
+  const thinking = typeof reasoning?.effort === 'string' && reasoning.effort !== 'none' ? c.behaviour.thinking : undefined;
+  const input = Array.isArray(c.body.input) ? (c.body.input as Item[]) : [];
+  const callDue = c.behaviour.toolCall && Array.isArray(c.body.tools) && c.body.tools.length > 0 && input.at(-1)?.type !== 'function_call_output';
+  const output: Item[] = [];
+  if (thinking !== undefined) {
+    const rs = { type: 'reasoning', id: mockId('rs_'), summary: reasoning?.summary ? [{ type: 'summary_text', text: thinking }] : [] } as Item;
+    if (Array.isArray(c.body.include) && c.body.include.includes('reasoning.encrypted_content')) sealedReasoning.add((rs.encrypted_content = `gAAAAB${mockId('')}`));
+    if (stored) remember(storedReasoning, credential, rs.id);
+    output.push(rs);
   }
   const msgId = mockId('msg_');
+  const part = (t: string) => ({ type: 'output_text', text: t, annotations: [], logprobs: [] });
+  const message = (t: string, status: string) => ({ type: 'message', id: msgId, status, role: 'assistant', content: t === '' && status === 'in_progress' ? [] : [part(t)] });
+  const call = callDue
+    ? { type: 'function_call', id: mockId('fc_'), call_id: mockId('call_'), name: c.behaviour.toolCall!.name, arguments: JSON.stringify(c.behaviour.toolCall!.arguments), status: 'completed' }
+    : null;
+  output.push(call ?? message(text, 'completed'));
   const base = {
     id, object: 'response', created_at: nowSeconds(), model: c.model, error: null, incomplete_details: null,
     instructions: typeof c.body.instructions === 'string' ? c.body.instructions : null,
     metadata: {}, parallel_tool_calls: true, temperature: 1, tool_choice: 'auto', tools: [], top_p: 1,
   };
-  const part = (t: string) => ({ type: 'output_text', text: t, annotations: [], logprobs: [] });
-  const message = (t: string, status: string) => ({ type: 'message', id: msgId, status, role: 'assistant', content: t === '' && status === 'in_progress' ? [] : [part(t)] });
-  const done = { ...base, status: 'completed', output: [message(text, 'completed')], usage: responsesUsage(usage) };
+  const done = { ...base, status: 'completed', output, usage: responsesUsage(usage) };
+  if (stored) keepResponse(credential, done, c.body);
   if (c.body.stream !== true) {
     sendJson(c.res, 200, done);
     return;
@@ -162,20 +208,29 @@ export async function responses(c: Call): Promise<void> {
   let seq = 0;
   const ev = (type: string, fields: Record<string, unknown>): Frame => ({ event: type, data: { type, sequence_number: seq++, ...fields } });
   const running = { ...base, status: 'in_progress', output: [], usage: null };
-  const head = [
-    ev('response.created', { response: running }),
-    ev('response.in_progress', { response: running }),
-    ev('response.output_item.added', { output_index: 0, item: message('', 'in_progress') }),
-    ev('response.content_part.added', { item_id: msgId, output_index: 0, content_index: 0, part: part('') }),
-  ];
-  const content = splitText(text, c.behaviour.chunks ?? 3).map((delta) =>
-    ev('response.output_text.delta', { item_id: msgId, output_index: 0, content_index: 0, delta, logprobs: [] }));
-  const tail = [
-    ev('response.output_text.done', { item_id: msgId, output_index: 0, content_index: 0, text, logprobs: [] }),
-    ev('response.content_part.done', { item_id: msgId, output_index: 0, content_index: 0, part: part(text) }),
-    ev('response.output_item.done', { output_index: 0, item: message(text, 'completed') }),
-    ev('response.completed', { response: done }),
-  ];
+  const at = output.length - 1;
+  const head = [ev('response.created', { response: running }), ev('response.in_progress', { response: running })];
+  // The reasoning item whole, before the answer's deltas.
+  if (at > 0) head.push(ev('response.output_item.added', { output_index: 0, item: output[0] }), ev('response.output_item.done', { output_index: 0, item: output[0] }));
+  let content: Frame[];
+  let tail: Frame[];
+  if (call) {
+    head.push(ev('response.output_item.added', { output_index: at, item: { ...call, arguments: '', status: 'in_progress' } }));
+    content = splitText(call.arguments, c.behaviour.chunks ?? 2).map((delta) => ev('response.function_call_arguments.delta', { item_id: call.id, output_index: at, delta }));
+    tail = [ev('response.function_call_arguments.done', { item_id: call.id, output_index: at, name: call.name, arguments: call.arguments })];
+  } else {
+    head.push(
+      ev('response.output_item.added', { output_index: at, item: message('', 'in_progress') }),
+      ev('response.content_part.added', { item_id: msgId, output_index: at, content_index: 0, part: part('') }),
+    );
+    content = splitText(text, c.behaviour.chunks ?? 3).map((delta) =>
+      ev('response.output_text.delta', { item_id: msgId, output_index: at, content_index: 0, delta, logprobs: [] }));
+    tail = [
+      ev('response.output_text.done', { item_id: msgId, output_index: at, content_index: 0, text, logprobs: [] }),
+      ev('response.content_part.done', { item_id: msgId, output_index: at, content_index: 0, part: part(text) }),
+    ];
+  }
+  tail.push(ev('response.output_item.done', { output_index: at, item: output[at] }), ev('response.completed', { response: done }));
   await playStream(c.req, c.res, c.behaviour, { head, content, tail });
 }
 
@@ -207,4 +262,50 @@ export function embeddings(c: Call): void {
   });
   const prompt = c.behaviour.usage?.prompt_tokens ?? texts.reduce((n, t) => n + estimateTokens(t), 0);
   sendJson(c.res, 200, { object: 'list', data, model: c.model, usage: { prompt_tokens: prompt, total_tokens: prompt } });
+}
+
+/** The stored responses themselves per credential, with their input items (a continuation's whole conversation, as OpenAI lists it). */
+const keptResponses = new Map<string, Map<string, { response: Item; input: Item[] }>>();
+
+function keepResponse(credential: string, response: Item, body: Record<string, unknown>): void {
+  let kept = keptResponses.get(credential);
+  if (!kept) keptResponses.set(credential, (kept = new Map()));
+  const previous = typeof body.previous_response_id === 'string' ? kept.get(body.previous_response_id) : undefined;
+  const given = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? (body.input as Item[]) : [];
+  const input = given.map((item): Item => {
+    const it: Item = { ...item, id: item.id ?? mockId('msg_') };
+    if (it.type === undefined || it.type === 'message') {
+      it.type = 'message';
+      it.status ??= 'completed';
+      if (typeof it.content === 'string') it.content = [{ type: it.role === 'assistant' ? 'output_text' : 'input_text', text: it.content }];
+    }
+    return it;
+  });
+  kept.set(response.id, { response, input: [...(previous ? [...previous.input, ...previous.response.output] : []), ...input] });
+}
+
+/**
+ * `GET /v1/responses/{id}`, `GET /v1/responses/{id}/input_items` (limit, order, after) and
+ * `DELETE /v1/responses/{id}`: a response this credential stored, as OpenAI answers them; any
+ * other ID (another key's, deleted, never made) is 404.
+ */
+export function storedResponse(res: ServerResponse, credential: string | null, method: string, id: string, items: boolean, query: URLSearchParams): void {
+  const kept = keptResponses.get(credential ?? '')?.get(id);
+  if (!credential) return openaiError(res, 401, 'No API key provided.');
+  if (!kept || (items && method !== 'GET')) {
+    return sendJson(res, 404, { error: { message: `Response with id '${id}' not found.`, type: 'invalid_request_error', param: null, code: null } });
+  }
+  if (method === 'DELETE') {
+    keptResponses.get(credential)!.delete(id);
+    storedResponses.get(credential)?.delete(id);
+    return sendJson(res, 200, { id, object: 'response.deleted', deleted: true });
+  }
+  if (!items) return sendJson(res, 200, kept.response);
+  const limit = Number(query.get('limit') ?? 20);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) return openaiError(res, 400, `Invalid 'limit': integer out of range (${String(query.get('limit'))}).`);
+  const all = query.get('order') === 'asc' ? [...kept.input] : [...kept.input].reverse();
+  const after = query.get('after');
+  const start = after === null ? 0 : all.findIndex((it) => it.id === after) + 1;
+  const data = after !== null && start === 0 ? [] : all.slice(start, start + limit);
+  sendJson(res, 200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + data.length < all.length && data.length > 0 });
 }
