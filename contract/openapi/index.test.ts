@@ -4,7 +4,7 @@ import { appRouter } from '../index';
 import { AREA_TAGS, buildOpenApiDocument, type OpenApiDocument } from './index';
 import { routeFacts, routeKey, type RouteFacts } from './routes';
 import { operations, type Operation, type Schema } from './types';
-import { ANTHROPIC_ERROR_SCHEMA, API_KEY_HEADER_SCHEME, PROXY_ROUTES, PROXY_TAG } from './proxy';
+import { ANTHROPIC_ERROR_SCHEMA, API_KEY_HEADER_SCHEME, PROXY_ROUTES, PROXY_TAG, STORED_RESPONSE_OPERATIONS } from './proxy';
 
 let doc: OpenApiDocument;
 let facts: Map<string, RouteFacts>;
@@ -136,7 +136,7 @@ describe('the OpenAPI document', () => {
       if (/^\/(x-bill|dashboard\/bill)$/.test(p)) return ['billing'];
       if (/^\/(x-gkey|x-ekey\/|x-dkey\/|healthz$)/.test(p)) return ['helpers'];
       if (p === '/dashboard/news') return ['news', 'dashboard'];
-      if (PROXY_ROUTES.some((r) => r.path === p)) return [PROXY_TAG.name];
+      if ([...PROXY_ROUTES, ...STORED_RESPONSE_OPERATIONS].some((r) => r.path === p)) return [PROXY_TAG.name];
       if (/^\/(dashboard\/|models$|v1\/models$)/.test(p)) return ['dashboard'];
       return [...areas.keys()];
     };
@@ -181,7 +181,15 @@ describe('the OpenAPI document', () => {
     const schemas = doc.components!.schemas!;
     expect(doc.components?.securitySchemes?.[API_KEY_HEADER_SCHEME]).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
     const proxied = [...operations(doc)].filter(({ op: o }) => isProxy(o));
-    expect(proxied.map(({ method, path: p }) => `${method} ${p}`).sort()).toEqual(PROXY_ROUTES.map((r) => `post ${r.path}`).sort());
+    expect(proxied.map(({ method, path: p }) => `${method} ${p}`).sort())
+      .toEqual([...PROXY_ROUTES.map((r) => `post ${r.path}`), ...STORED_RESPONSE_OPERATIONS.map((r) => `${r.method} ${r.path}`)].sort());
+    for (const r of STORED_RESPONSE_OPERATIONS) {
+      const o = op(r.method, r.path)!;
+      expect(o.description, r.path).toContain(`\`${r.alias}\``);
+      expect(o.requestBody).toBeUndefined();
+      expect(o.parameters![0]).toMatchObject({ name: 'id', in: 'path', required: true });
+      expect(Object.keys(o.responses).sort()).toEqual(['200', '400', '401', '403', '404', '502', '503', '504']);
+    }
     for (const r of PROXY_ROUTES) {
       const o = op('post', r.path)!;
       expect(o.description, r.path).toContain(`\`${r.alias}\``);

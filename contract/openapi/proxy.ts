@@ -278,11 +278,66 @@ function operation(r: ProxyRoute): Operation {
   };
 }
 
+/** A stored response's reads and its deletion: free calls that go to the key holding the response. */
+interface StoredResponseOperation {
+  method: 'get' | 'delete';
+  path: string;
+  alias: string;
+  operationId: string;
+  summary: string;
+  description: string;
+  /** Query parameters, as OpenAI takes them. */
+  query?: Schema[];
+}
+
+const WHERE_STORED = 'A response a provider key made is read from that key alone (on whichever instance it was made); one the gateway answered through translation (`resp_gw_…`) from the gateway\'s own store. '
+  + 'Only the account that created the response may read or delete it: for any other, and for an unknown ID, the answer is 404. Free: nothing is reserved, recorded or billed.';
+
+export const STORED_RESPONSE_OPERATIONS: readonly StoredResponseOperation[] = [
+  { method: 'get', path: '/v1/responses/{id}', alias: '/responses/{id}', operationId: 'proxy-retrieveResponse', summary: 'A stored response (OpenAI Responses format)', description: 'The Response object as the client got it.' },
+  {
+    method: 'get', path: '/v1/responses/{id}/input_items', alias: '/responses/{id}/input_items', operationId: 'proxy-responseInputItems', summary: 'A stored response\'s input items (OpenAI Responses format)',
+    description: 'The items the response was made from, in OpenAI\'s list shape (`object: "list"`, `data`, `first_id`, `last_id`, `has_more`).',
+    query: [
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+      { name: 'order', in: 'query', required: false, schema: { type: 'string', enum: ['asc', 'desc'], default: 'desc' } },
+      { name: 'after', in: 'query', required: false, schema: { type: 'string' }, description: 'An item ID: the page starts after it.' },
+    ],
+  },
+  { method: 'delete', path: '/v1/responses/{id}', alias: '/responses/{id}', operationId: 'proxy-deleteResponse', summary: 'Delete a stored response (OpenAI Responses format)', description: 'Answers `{"id", "object": "response.deleted", "deleted": true}`; a gateway-kept response can then be neither read nor continued.' },
+];
+
+function storedResponseOperation(r: StoredResponseOperation): Operation {
+  const error = (description: string): Response => ({ description, headers: { ...CALL_HEADERS }, content: { 'application/json': { schema: ref(ERROR_SCHEMA) } } });
+  return {
+    tags: [PROXY_TAG.name],
+    summary: r.summary,
+    description: [`Also answered at \`${r.alias}\`. The account key goes in \`Authorization: Bearer <key>\` or \`x-api-key\`.`, r.description, WHERE_STORED].join('\n\n'),
+    operationId: r.operationId,
+    security: [{ [SECURITY_SCHEME]: [] }, { [API_KEY_HEADER_SCHEME]: [] }],
+    parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The response\'s ID.' }, ...(r.query ?? []), { ...REQUEST_ID_PARAMETER }],
+    responses: {
+      '200': { description: 'The provider\'s answer, or the gateway\'s for a response it keeps.', headers: { ...CALL_HEADERS }, content: { 'application/json': { schema: ref(PROVIDER_ANSWER_SCHEMA) } } },
+      '400': error('A query parameter out of range (`invalid_value`), or `stream` asked of a response the gateway keeps (`unsupported_parameter`).'),
+      '401': error('No key (`missing_api_key`), an unknown key (`invalid_api_key`) or a disabled account (`account_disabled`).'),
+      '403': error('Suspended (`account_suspended`), or refused by AllowIPs (`ip_not_allowed`) or Resources (`resource_not_allowed`).'),
+      '404': error('No response with this ID for this account (`not_found`), or the key that made it is no longer enabled.'),
+      '502': error('The key holding the response could not be reached or failed (`upstream_error`).'),
+      '503': error('The gateway\'s store cannot be read now (`stored_response_unavailable`).'),
+      '504': error('The key holding the response did not answer in time (`upstream_timeout`).'),
+    },
+  };
+}
+
 /** Adds the proxy's paths, their schemas, the `x-api-key` scheme and the AI proxy tag. */
 export function addProxyRoutes(doc: OpenApiDocument): void {
   for (const r of PROXY_ROUTES) {
     if (doc.paths[r.path]) throw new Error(`OpenAPI: ${r.path} is both a contract route and a proxy route`);
     doc.paths[r.path] = { post: operation(r) };
+  }
+  for (const r of STORED_RESPONSE_OPERATIONS) {
+    if (doc.paths[r.path]?.[r.method]) throw new Error(`OpenAPI: ${r.method} ${r.path} is both a contract route and a proxy route`);
+    doc.paths[r.path] = { ...doc.paths[r.path], [r.method]: storedResponseOperation(r) };
   }
   doc.components ??= {};
   const schemas = (doc.components.schemas ??= {});

@@ -322,6 +322,15 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
     const uploadLimit = ROUTES[endpoint].body === 'multipart' ? settings.maxUploadBytes : undefined;
     app.post(path, (res, req) => proxy.serve(new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames, errorBody, uploadLimit), endpoint, canonical));
   }
+  // A stored response's reads and deletion (GET, DELETE; the response ID is the path's one parameter).
+  for (const route of proxy.storedResponseRoutes) {
+    const register = route.method === 'GET' ? app.get.bind(app) : app.del.bind(app);
+    register(route.path, (res, req) => {
+      const id = req.getParameter(0) ?? '';
+      const ex = new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames);
+      proxy.serveStoredResponse(ex, route, id, ex.query);
+    });
+  }
   // Realtime sessions on uWS's own WebSockets; the gateway sees them through core/http/websocket.ts.
   registerWebSocket(app, REALTIME_PATHS, REALTIME_HEADERS, (u) => proxy.realtime.serve(u));
   // Ephemeral client secrets would let a browser reach the provider directly, past billing: refused (docs/decisions.md).

@@ -75,6 +75,8 @@ export interface AttemptSpan {
 
 /** What the call span needs to know at its start. */
 export interface TracedCallStart {
+  /** POST, or GET and DELETE for a stored response's reads and deletion. */
+  readonly method: string;
   readonly path: string;
   readonly id: string;
   /** The client's W3C trace context headers, when it sent them. */

@@ -55,9 +55,9 @@ export interface ProxyDeps {
   /** Requested models without a price, noted for the Owner. */
   unpriced: Pick<UnpricedModels, 'note'>;
   /** Which provider key created each stored response (previous_response_id goes back to it). */
-  responseKeys: Pick<ResponseKeys, 'remember' | 'keyOf'>;
-  /** The conversations of Responses calls answered through translation (previous_response_id on keys without the Responses API). */
-  storedResponses?: Pick<StoredResponses, 'keep' | 'recall'>;
+  responseKeys: Pick<ResponseKeys, 'remember' | 'keyOf' | 'creatorOf'>;
+  /** The conversations of Responses calls answered through translation (previous_response_id on keys without the Responses API; their reads and deletion). */
+  storedResponses?: Pick<StoredResponses, 'keep' | 'recall' | 'read' | 'forget'>;
   /** Metrics, traces and the access log; nothing is measured without it. */
   telemetry?: ProxyTelemetry;
 }
@@ -79,6 +79,9 @@ export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd 
    * answer carries it, and it names the usage record and the log lines about the call.
    */
   readonly id: string;
+
+  /** The HTTP method: POST but for a stored response's reads and deletion (stages/stored-response.ts). */
+  method: 'POST' | 'GET' | 'DELETE' = 'POST';
 
   // observation (see observe.ts): times in ms from performance.now()
   readonly startedAt: number = performance.now();

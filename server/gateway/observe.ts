@@ -27,7 +27,7 @@ export function observeEnd(t: ProxyTelemetry, log: Pick<Logger, 'info'>, c: Prox
     const u = c.usage;
     // Facts only: never the API key, a provider key's secret or a body.
     log.info('proxy_request', {
-      request: c.id, method: 'POST', path: c.path, status: c.status, model: c.metricModel || undefined,
+      request: c.id, method: c.method, path: c.path, status: c.status, model: c.metricModel || undefined,
       // `level` is the line's severity: the Level is `key_level`, as in the other proxy lines.
       key_level: c.metricLevel >= 0 ? c.metricLevel : undefined, account: c.row?.id, key: c.keyId || undefined,
       attempts: c.attempts, input_tokens: u ? u.prompt : 0, output_tokens: u ? u.completion : 0,

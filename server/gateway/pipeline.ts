@@ -8,12 +8,14 @@ import { authenticate } from './stages/authenticate';
 import { BODY_REQUIRED, readBody } from './stages/read-body';
 import { readUpload } from './stages/read-upload';
 import { mapModel } from './stages/map-model';
-import { checkAccess } from './stages/access';
+import { checkAccess, checkCaller } from './stages/access';
 import { checkPrice } from './stages/price-policy';
 import { continueConversation } from './stages/conversation';
 import { admit } from './stages/admission';
 import { dispatch } from './stages/dispatch';
 import { releaseReservation, settle } from './stages/settle';
+import { answerStoredResponse, type StoredResponseRequest } from './stages/stored-response';
+import type { StoredResponseRoute } from './routes';
 import { observeEnd } from './observe';
 import type { ProxyTelemetry } from '../core/telemetry';
 
@@ -46,12 +48,30 @@ export class ProxyPipeline {
 
   /** Serves one call on `endpoint`; `path` is its `/v1/...` form, whichever alias the client called. */
   serve(ex: ClientExchange, endpoint: Endpoint, path: string): void {
-    const c = new ProxyCall(ex, endpoint, path);
-    ex.stamp = c;
-    const t = this.telemetry;
-    if (t?.tracer) c.trace = t.tracer.startCall(c);
+    const c = this.open(new ProxyCall(ex, endpoint, path));
+    this.track(c, this.run(c));
+  }
+
+  /** Serves a stored response's read or deletion (`route`, the response ID and query in `r`). */
+  serveStoredResponse(ex: ClientExchange, route: StoredResponseRoute, r: Omit<StoredResponseRequest, 'action'>): void {
+    const c = new ProxyCall(ex, 'responses', route.canonical);
+    c.method = route.method;
+    this.track(this.open(c), this.runStoredResponse(c, { ...r, action: route.action }));
+  }
+
+  /** A call begins: its answers carry its stamp, its span starts, it counts as in flight. */
+  private open(c: ProxyCall): ProxyCall {
+    c.ex.stamp = c;
+    if (this.telemetry?.tracer) c.trace = this.telemetry.tracer.startCall(c);
     this.inflight++;
-    this.run(c)
+    return c;
+  }
+
+  /** Until the call ends: what escapes it is answered 500 (or 503 without the database); then its telemetry, and it is no longer in flight. */
+  private track(c: ProxyCall, running: Promise<void>): void {
+    const { ex, path } = c;
+    const t = this.telemetry;
+    running
       .catch((err) => {
         this.d.log.error('proxy_request_failed', { path, request: c.id, ...errorFields(err) });
         const unavailable = isDatabaseUnavailable(err);
@@ -111,5 +131,14 @@ export class ProxyPipeline {
       // Failed, refused upstream, client gone, or thrown: what was reserved goes back.
       releaseReservation(d, c);
     }
+  }
+
+  /** A stored response's read or deletion: who calls, from where, then the answer; free, so nothing is admitted. */
+  private async runStoredResponse(c: ProxyCall, r: StoredResponseRequest): Promise<void> {
+    if (this.closing) return refuse(c, SHUTTING_DOWN);
+    let v: Verdict | Promise<Verdict>;
+    if ((v = authenticate(this.d, c)) && (v = await v)) return refuse(c, v);
+    if ((v = checkCaller(c))) return refuse(c, v);
+    await answerStoredResponse(this.d, c, r);
   }
 }

@@ -19,7 +19,7 @@ import type { HealthBoard } from './key-health/board';
 import { KeyHealthEvents } from './key-health/events';
 import type { Changes } from '../state/changes/state-changes';
 import { PROXY_HEADERS, ProxyPipeline } from './pipeline';
-import { PROXY_ROUTES } from './routes';
+import { PROXY_ROUTES, STORED_RESPONSE_ROUTES, type StoredResponseRoute } from './routes';
 import { RealtimeSessions } from './realtime/session';
 import type { ClientExchange } from './transport';
 import type { ProxyDeps } from './call';
@@ -29,7 +29,7 @@ import { DatabaseConversations, StoredResponseBook, type StoredResponses } from 
 import type { ProxyTelemetry } from '../core/telemetry';
 
 /** The proxy's routes (routes.ts): each OpenAI-format path also answers without `/v1`, as the reference does. */
-export { PROXY_ROUTES } from './routes';
+export { PROXY_ROUTES, STORED_RESPONSE_ROUTES } from './routes';
 
 export interface AiProxy {
   /** The POST routes to serve: `[path, endpoint, canonical /v1 path]`. */
@@ -38,6 +38,10 @@ export interface AiProxy {
   headerNames: readonly string[];
   /** Serves one call; the transport creates the exchange (see ./transport). */
   serve(ex: ClientExchange, endpoint: Endpoint, path: string): void;
+  /** The GET and DELETE routes on a stored response (`:id` in the path), free. */
+  storedResponseRoutes: typeof STORED_RESPONSE_ROUTES;
+  /** Serves a stored response's read or deletion: the route, the path's `:id` as sent and the query string. */
+  serveStoredResponse(ex: ClientExchange, route: StoredResponseRoute, responseId: string, query: string): void;
   /** Calls under way. */
   readonly inFlight: number;
   /** Credit reservations, spend caps and rate limits (tests read its counters). */
@@ -135,6 +139,8 @@ export function createProxy(b: ProxyBuild): AiProxy {
     routes: PROXY_ROUTES,
     headerNames: PROXY_HEADERS,
     serve: (ex, endpoint, path) => pipeline.serve(ex, endpoint, path),
+    storedResponseRoutes: STORED_RESPONSE_ROUTES,
+    serveStoredResponse: (ex, route, responseId, query) => pipeline.serveStoredResponse(ex, route, { responseId, query }),
     get inFlight() {
       return pipeline.inFlight;
     },

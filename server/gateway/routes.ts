@@ -49,3 +49,29 @@ export const PROXY_ROUTES: readonly [path: string, endpoint: Endpoint, canonical
 
 /** The WebSocket routes (GET with an upgrade), with their aliases. */
 export const REALTIME_PATHS: readonly string[] = [ROUTES.realtime.path, ROUTES.realtime.path.slice(3)];
+
+/** What a client does to a stored response: read it, list its input items, delete it (stages/stored-response.ts). */
+export type StoredResponseAction = 'retrieve' | 'input_items' | 'delete';
+
+/**
+ * The routes on a stored response (`:id` is the response ID), each also without `/v1`: no body,
+ * free (neither admitted nor billed), served by `ProxyPipeline.serveStoredResponse`. `canonical`
+ * names the route in logs and metrics, the ID left out.
+ */
+export interface StoredResponseRoute {
+  method: 'GET' | 'DELETE';
+  path: string;
+  action: StoredResponseAction;
+  canonical: string;
+}
+
+const storedRoutes = (method: StoredResponseRoute['method'], canonical: string, action: StoredResponseAction): StoredResponseRoute[] => {
+  const path = canonical.replace('{id}', ':id');
+  return [{ method, path, action, canonical }, { method, path: path.slice(3), action, canonical }];
+};
+
+export const STORED_RESPONSE_ROUTES: readonly StoredResponseRoute[] = [
+  ...storedRoutes('GET', '/v1/responses/{id}', 'retrieve'),
+  ...storedRoutes('GET', '/v1/responses/{id}/input_items', 'input_items'),
+  ...storedRoutes('DELETE', '/v1/responses/{id}', 'delete'),
+];

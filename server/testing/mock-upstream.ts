@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { sendJson, sleep, type Behaviour } from './mock-upstream/common';
-import { chatCompletions, embeddings, openaiError, responses, type Call } from './mock-upstream/openai';
+import { chatCompletions, embeddings, openaiError, responses, storedResponse, type Call } from './mock-upstream/openai';
 import { anthropicError, anthropicPreconditions, countTokens, messages } from './mock-upstream/anthropic';
 import { completions, imageGenerations, moderations, rerank, speech } from './mock-upstream/media';
 import { imageEdits, readMultipart, transcriptions } from './mock-upstream/uploads';
@@ -206,6 +206,10 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     requests.push(rec);
 
     if (req.method === 'POST' && u.pathname.endsWith('/token')) return tokenEndpoint(req, res, raw, rec);
+    const stored = /\/v1\/responses\/([^/]+)(\/input_items)?$/.exec(u.pathname);
+    if (stored && (req.method === 'GET' || req.method === 'DELETE')) {
+      return storedResponse(res, rec.credential, req.method, decodeURIComponent(stored[1]), stored[2] !== undefined, u.searchParams);
+    }
     const route = req.method === 'POST' ? routeOf(u.pathname) : null;
     if (!route) return openaiError(res, 404, `Invalid URL (${req.method} ${u.pathname})`, {}, 'unknown_url');
     const fail = route.family === 'anthropic' ? anthropicError : openaiError;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../contract/openapi/index';
 import type { OpenApiDocument, Schema } from '../../contract/openapi/types';
 import { forGenerator, JSON_VALUE } from '../../scripts/openapi/generator-input';
-import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG } from '../../contract/openapi/proxy';
+import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG, STORED_RESPONSE_OPERATIONS } from '../../contract/openapi/proxy';
 
 const unionsIn = (x: unknown, where = ''): string[] => {
   if (!x || typeof x !== 'object') return [];
@@ -42,9 +42,10 @@ describe('the document as openapi-generator 4.3.1 sees it', () => {
   });
 
   it('leaves out the AI proxy routes, their schemas, the x-api-key scheme, tag and description line', () => {
-    for (const r of PROXY_ROUTES) {
-      expect(doc.paths, r.path).toHaveProperty([r.path]);
-      expect(gen.paths, r.path).not.toHaveProperty([r.path]);
+    const proxyPaths = [...PROXY_ROUTES, ...STORED_RESPONSE_OPERATIONS].map((r) => r.path);
+    for (const p of proxyPaths) {
+      expect(doc.paths, p).toHaveProperty([p]);
+      expect(gen.paths, p).not.toHaveProperty([p]);
     }
     for (const name of PROXY_SCHEMAS) {
       expect(doc.components!.schemas, name).toHaveProperty([name]);
@@ -59,7 +60,7 @@ describe('the document as openapi-generator 4.3.1 sees it', () => {
     expect(doc.info.description).toContain(PROXY_DESCRIPTION);
     expect(gen.info.description).not.toContain(PROXY_DESCRIPTION);
     // The admin routes stay, /v1/models among them.
-    expect(Object.keys(gen.paths)).toEqual(Object.keys(doc.paths).filter((p) => !PROXY_ROUTES.some((r) => r.path === p)));
+    expect(Object.keys(gen.paths)).toEqual(Object.keys(doc.paths).filter((p) => !proxyPaths.includes(p)));
     expect(gen.paths).toHaveProperty(['/v1/models']);
   });
 

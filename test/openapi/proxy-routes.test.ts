@@ -7,6 +7,7 @@ import { buildOpenApiDocument } from '../../contract/openapi/index';
 import { PROXY_ROUTES as DOCUMENTED, PROXY_TAG } from '../../contract/openapi/proxy';
 import { operations } from '../../contract/openapi/types';
 import { PROXY_ROUTES as SERVED } from '../../server/gateway/proxy';
+import { STORED_RESPONSE_ROUTES } from '../../server/gateway/routes';
 import { startTestGateway, type TestGateway } from '../../server/testing/gateway';
 import { multipartBody } from '../../server/testing/multipart';
 
@@ -26,9 +27,16 @@ function postForm(path: string, headers: Record<string, string>) {
 describe('the AI proxy routes in the OpenAPI document', () => {
   it('are the routes the gateway serves, each alias named in its description', () => {
     const doc = buildOpenApiDocument();
-    const tagged = [...operations(doc)].filter(({ op }) => op.tags?.includes(PROXY_TAG.name)).map(({ path }) => path).sort();
+    const tagged = [...operations(doc)].filter(({ op }) => op.tags?.includes(PROXY_TAG.name));
     const canonical = [...new Set(SERVED.map(([, , c]) => c))].sort();
-    expect(tagged).toEqual(canonical);
+    expect(tagged.filter(({ method }) => method === 'post').map(({ path }) => path).sort()).toEqual(canonical);
+    // A stored response's reads and deletion, each with its alias.
+    const stored = tagged.filter(({ method }) => method !== 'post').map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort();
+    expect(stored).toEqual([...new Set(STORED_RESPONSE_ROUTES.map((r) => `${r.method} ${r.canonical}`))].sort());
+    for (const r of STORED_RESPONSE_ROUTES) {
+      if (r.path.startsWith('/v1/')) continue;
+      expect(doc.paths[r.canonical][r.method.toLowerCase() as 'get' | 'delete']!.description, r.path).toContain(`\`${r.path.replace(':id', '{id}')}\``);
+    }
     for (const r of DOCUMENTED) {
       const aliases = SERVED.filter(([p, , c]) => c === r.path && p !== r.path).map(([p]) => p);
       expect(aliases, r.path).toEqual([r.alias]);

@@ -252,25 +252,30 @@ export const creditGrants = pgTable('credit_grants', {
 /**
  * Which provider key created a stored Responses API response, so a call continuing it
  * (`previous_response_id`) goes to that key on any instance; without REDIS_URL this table is
- * where the instances share it. Rows expire (`expires_at`) and are purged as new ones come.
+ * where the instances share it. `account_id` is the account whose call created it, the only one
+ * that may read or delete it through the gateway (null on rows written before it was kept).
+ * Rows expire (`expires_at`) and are purged as new ones come.
  */
 export const responseKeys = pgTable('response_keys', {
   ownerId: integer('owner_id').notNull(),
   responseId: text('response_id').notNull(),
   keyId: integer('key_id').notNull(),
+  accountId: integer('account_id'),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 }, (t) => [primaryKey({ columns: [t.ownerId, t.responseId] }), index('response_keys_expiry_idx').on(t.expiresAt)]);
 
 /**
  * A conversation the gateway keeps for `previous_response_id` when a Responses call was
  * answered through translation (a key without the Responses API keeps nothing): the input and
- * output items as JSON text, read back only by the account that created it. Rows expire
- * (`expires_at`) and are purged as new ones come.
+ * output items as JSON text, and the Response object as the client got it (`response`, for
+ * GET /v1/responses/{id}; null on rows written before it was kept), read back only by the
+ * account that created it. Rows expire (`expires_at`) and are purged as new ones come.
  */
 export const storedResponses = pgTable('stored_responses', {
   ownerId: integer('owner_id').notNull(),
   responseId: text('response_id').notNull(),
   accountId: integer('account_id').notNull(),
   items: text('items').notNull(),
+  response: text('response'),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 }, (t) => [primaryKey({ columns: [t.ownerId, t.responseId] }), index('stored_responses_expiry_idx').on(t.expiresAt)]);

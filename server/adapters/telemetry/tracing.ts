@@ -60,7 +60,7 @@ export class OtlpTracer implements ProxyTracer {
     const operation = operationOf(c.path);
     const span = this.tracer.startSpan(operation, {
       kind: SpanKind.SERVER,
-      attributes: { 'gen_ai.operation.name': operation, 'http.request.method': 'POST', 'http.route': c.path, 'switchyard.request_id': c.id },
+      attributes: { 'gen_ai.operation.name': operation, 'http.request.method': c.method, 'http.route': c.path, 'switchyard.request_id': c.id },
     }, parent);
     return new OtlpCallSpan(this.tracer, span, operation);
   }

@@ -8,7 +8,7 @@ export interface UpstreamRequest {
   origin: string;
   /** Path and query. */
   path: string;
-  method: 'POST' | 'GET';
+  method: 'POST' | 'GET' | 'DELETE';
   headers: Record<string, string>;
   /** Sent as Content-Type with the body. */
   contentType?: string;

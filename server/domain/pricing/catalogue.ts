@@ -63,7 +63,7 @@ const LIMIT_SOURCES: Record<string, { models: Record<string, { limit?: { context
 
 /** genai-prices' unit names → PRICING's ChatPricing fields (USD per million tokens). */
 const FIELDS: Record<string, PriceField> = {
-  input_mtok: 'InputText', cache_read_mtok: 'CachedText', cache_write_mtok: 'CacheWrite', output_mtok: 'OutputText',
+  input_mtok: 'InputText', cache_read_mtok: 'CachedText', cache_write_mtok: 'CacheWrite', cache_write_1h_mtok: 'CacheWrite1h', output_mtok: 'OutputText',
   output_reasoning_mtok: 'ReasonText', input_audio_mtok: 'InputAudio', cache_audio_read_mtok: 'CachedAudio',
   output_audio_mtok: 'OutputAudio', input_image_mtok: 'InputImage', output_image_mtok: 'OutputImage',
 };

@@ -1,18 +1,33 @@
 import { catalogueDay, catalogueModel } from './catalogue';
-import { UNCATALOGUED_PRICES, type ChatPrice, type PriceField } from './default-prices';
+import { CATALOGUE_GAPS, UNCATALOGUED_PRICES, type ChatPrice, type PriceField } from './default-prices';
 import type { PricingOverrides } from './overrides';
 
-/** Token counts of one answer, as the usage parsers normalize them. */
+/**
+ * Token counts of one answer, as the usage parsers normalize them. The classes below `prompt`
+ * and `completion` are parts of them, never added to them: a token is billed once, in the
+ * first class that claims it (costOf), the rest of the input as text.
+ */
 export interface TokenUsage {
-  /** All input tokens, cached and cache-written ones included. */
+  /** All input tokens: cached, cache-written, audio and image ones included. */
   prompt: number;
-  /** All output tokens, reasoning ones included. */
+  /** All output tokens: reasoning, audio and image ones included. */
   completion: number;
   reasoning: number;
-  /** Input tokens read from the provider's cache. */
+  /** Input tokens read from the provider's cache, of any kind. */
   cached: number;
-  /** Input tokens written to the provider's cache (Anthropic's cache_creation_input_tokens). */
+  /** Input tokens written to the provider's cache (Anthropic's cache_creation_input_tokens), of either lifetime. */
   cacheWrite: number;
+  /** Of `cached`, audio ones (realtime's cached_tokens_details.audio_tokens). */
+  cachedAudio?: number;
+  /** Of `cacheWrite`, the ones kept an hour (Anthropic's cache_creation.ephemeral_1h_input_tokens). */
+  cacheWrite1h?: number;
+  /** Audio input tokens not read from the cache. */
+  audioIn?: number;
+  /** Image input tokens not read from the cache. */
+  imageIn?: number;
+  /** Of `completion`, audio and image tokens. */
+  audioOut?: number;
+  imageOut?: number;
 }
 
 export interface ResolvedPrice extends Record<PriceField, number> {
@@ -30,14 +45,25 @@ export interface ResolvedPrice extends Record<PriceField, number> {
  */
 export function defaultPrice(model: string): ChatPrice | null {
   const found = catalogueModel(model);
-  if (found) return found.price;
+  if (found) return Object.hasOwn(CATALOGUE_GAPS, found.id) ? { ...CATALOGUE_GAPS[found.id], ...found.price } : found.price;
   const bare = model.includes('/') ? model.slice(model.lastIndexOf('/') + 1) : model;
   return UNCATALOGUED_PRICES[bare.toLowerCase()] ?? null;
 }
 
 type Fields = Partial<Record<PriceField | 'Rates', number>>;
 
-/** Prices field by field: `own` first, then `base`; the cache, reasoning, audio and image units fall back to text. */
+/**
+ * Anthropic prices a one-hour cache write at twice the base input price (a five-minute one at
+ * 1.25 times): a model that prices cache writes but not one-hour ones is billed so.
+ */
+export const ONE_HOUR_WRITE_FACTOR = 2;
+
+/**
+ * Prices field by field: `own` first, then `base`; the cache, reasoning, audio and image units
+ * fall back to text; a one-hour cache write to ONE_HOUR_WRITE_FACTOR × input where the model
+ * prices cache writes, else to the input (a model without cache-write prices is not Anthropic's,
+ * and its reservations are not doubled for writes it never reports).
+ */
 function fill(own: Fields | undefined, base: Fields | undefined, known: boolean): ResolvedPrice {
   const f = (k: PriceField | 'Rates') => own?.[k] ?? base?.[k];
   const input = f('InputText') ?? 0;
@@ -47,6 +73,7 @@ function fill(own: Fields | undefined, base: Fields | undefined, known: boolean)
     OutputText: output,
     CachedText: f('CachedText') ?? input,
     CacheWrite: f('CacheWrite') ?? input,
+    CacheWrite1h: f('CacheWrite1h') ?? (f('CacheWrite') === undefined ? input : input * ONE_HOUR_WRITE_FACTOR),
     ReasonText: f('ReasonText') ?? output,
     InputAudio: f('InputAudio') ?? input,
     CachedAudio: f('CachedAudio') ?? f('InputAudio') ?? input,
@@ -87,21 +114,44 @@ export function priceAt(price: ResolvedPrice, prompt: number): ResolvedPrice {
 
 /**
  * Cost in USD credits: tokens × price per million tokens × the model's Rates × the account's
- * Rates × its Factor. Cached input is billed at CachedText, cache writes at CacheWrite, the
- * rest of the input at InputText; reasoning tokens at ReasonText, the rest of the output at
- * OutputText; a call past a long-context threshold at that tier's prices.
+ * Rates × its Factor, each class at its own price — cache reads (audio at CachedAudio, the
+ * rest at CachedText), cache writes (one-hour at CacheWrite1h, the rest at CacheWrite), audio
+ * and image input, the rest of the input at InputText; reasoning, audio and image output, the
+ * rest at OutputText — and a call past a long-context threshold at that tier's prices. Each
+ * class is taken, in that order, from what the ones before it left, so a usage object that
+ * claims more than its total never bills a token twice.
  */
 export function costOf(usage: TokenUsage, resolved: ResolvedPrice, accountRates: number, factor: number): number {
   const price = priceAt(resolved, usage.prompt);
-  const cached = Math.min(usage.cached, usage.prompt);
-  const cacheWrite = Math.min(usage.cacheWrite, usage.prompt - cached);
-  const plainInput = usage.prompt - cached - cacheWrite;
-  const reasoning = Math.min(usage.reasoning, usage.completion);
-  const plainOutput = usage.completion - reasoning;
-  const base = plainInput * price.InputText + cached * price.CachedText + cacheWrite * price.CacheWrite
-    + plainOutput * price.OutputText + reasoning * price.ReasonText;
+  const input = shares(usage.prompt);
+  const cached = shares(input.take(usage.cached));
+  const cacheWrite = shares(input.take(usage.cacheWrite));
+  const audioIn = input.take(usage.audioIn);
+  const imageIn = input.take(usage.imageIn);
+  const cachedAudio = cached.take(usage.cachedAudio);
+  const write1h = cacheWrite.take(usage.cacheWrite1h);
+  const output = shares(usage.completion);
+  const reasoning = output.take(usage.reasoning);
+  const audioOut = output.take(usage.audioOut);
+  const imageOut = output.take(usage.imageOut);
+  const base = input.left * price.InputText + cached.left * price.CachedText + cachedAudio * price.CachedAudio
+    + cacheWrite.left * price.CacheWrite + write1h * price.CacheWrite1h + audioIn * price.InputAudio + imageIn * price.InputImage
+    + output.left * price.OutputText + reasoning * price.ReasonText + audioOut * price.OutputAudio + imageOut * price.OutputImage;
   const cost = (base / 1_000_000) * price.Rates * accountRates * factor;
   return Number.isFinite(cost) && cost > 0 ? cost : 0;
+}
+
+/** A count shared out in parts, each at most what the parts before it left. */
+function shares(total: number) {
+  const s = {
+    left: total,
+    take(n: number | undefined): number {
+      const t = Math.min(n ?? 0, s.left);
+      s.left -= t;
+      return t;
+    },
+  };
+  return s;
 }
 
 let resolvedByPricing = new WeakMap<PricingOverrides, Map<string, ResolvedPrice>>();

@@ -89,7 +89,13 @@ describe('maximum cost', () => {
     const max = maxCostOf(1000, 200, price, 2, 1.5);
     const actual = costOf({ prompt: 1000, completion: 200, reasoning: 50, cached: 300, cacheWrite: 400 }, price, 2, 1.5);
     expect(max).toBeGreaterThanOrEqual(actual);
-    expect(max).toBeCloseTo(((1000 * 3.75 + 200 * 15) / 1e6) * 3, 12);
+    // Input at the one-hour cache write's price (6, twice the input's), the dearest input class.
+    expect(max).toBeCloseTo(((1000 * 6 + 200 * 15) / 1e6) * 3, 12);
+    expect(max).toBeCloseTo(costOf({ prompt: 1000, completion: 200, reasoning: 0, cached: 0, cacheWrite: 1000, cacheWrite1h: 1000 }, price, 2, 1.5), 12);
+    // Audio in and out at gpt-audio's audio prices (32, 64), not its text ones (2.5, 10).
+    const audio = resolvePrice('gpt-audio', {});
+    expect(maxCostOf(100, 100, audio, 1, 1)).toBeCloseTo(costOf({ prompt: 100, completion: 100, reasoning: 0, cached: 0, cacheWrite: 0, audioIn: 100, audioOut: 100 }, audio, 1, 1), 12);
+    expect(maxCostOf(100, 100, audio, 1, 1)).toBeCloseTo((100 * 32 + 100 * 64) / 1e6, 12);
     expect(maxCostOf(1000, 200, resolvePrice('unknown-model', {}), 1, 1)).toBe(0);
   });
 

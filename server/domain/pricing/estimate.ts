@@ -147,17 +147,24 @@ export function maxOutputTokens(doc: Record<string, unknown>, limit: number, emb
   return each * n;
 }
 
-/** The dearest price of an input token (plain or cache write) and of an output token (plain or reasoning), USD per token, × Rates × Factor. */
+/**
+ * The dearest price of an input token and of an output token of any class costOf bills (a
+ * one-hour cache write, audio, an image; reasoning, audio or image output), USD per token,
+ * × Rates × Factor: the usage parsers bill each class at its own price, and a request's bytes
+ * do not say which classes the provider will report.
+ */
 function unitPrices(input: number, price: ResolvedPrice, accountRates: number, factor: number) {
   const p = priceAt(price, input);
   const scale = (p.Rates * accountRates * factor) / 1_000_000;
-  return { input: Math.max(p.InputText, p.CacheWrite) * scale, output: Math.max(p.OutputText, p.ReasonText) * scale };
+  return {
+    input: Math.max(p.InputText, p.CachedText, p.CacheWrite, p.CacheWrite1h, p.InputAudio, p.CachedAudio, p.InputImage) * scale,
+    output: Math.max(p.OutputText, p.ReasonText, p.OutputAudio, p.OutputImage) * scale,
+  };
 }
 
 /**
- * The most `input` + `output` tokens can cost: input at the dearest input price (plain or
- * cache write), output at the dearest output price (plain or reasoning), at the long-context
- * tier the input may reach, × Rates × Factor.
+ * The most `input` + `output` tokens can cost: each at the dearest price of its side (above),
+ * at the long-context tier the input may reach, × Rates × Factor.
  */
 export function maxCostOf(input: number, output: number, price: ResolvedPrice, accountRates: number, factor: number): number {
   const u = unitPrices(input, price, accountRates, factor);

@@ -71,14 +71,3 @@ export const DEFAULT_RERANK_PRICES: Record<string, PriceEntry> = {
   'jina-reranker-v2-base-multilingual': { Input: 0.02 },
   'jina-reranker-m0': { Input: 0.02 },
 };
-
-/**
- * Realtime models in ChatPricing's fields (USD per million tokens): text and audio input,
- * their cached reads, text and audio output.
- */
-export const DEFAULT_REALTIME_PRICES: Record<string, PriceEntry> = {
-  'gpt-realtime': { InputText: 4, CachedText: 0.4, OutputText: 16, InputAudio: 32, CachedAudio: 0.4, OutputAudio: 64 },
-  'gpt-realtime-mini': { InputText: 0.6, CachedText: 0.06, OutputText: 2.4, InputAudio: 10, CachedAudio: 0.3, OutputAudio: 20 },
-  'gpt-4o-realtime-preview': { InputText: 5, CachedText: 2.5, OutputText: 20, InputAudio: 40, CachedAudio: 2.5, OutputAudio: 80 },
-  'gpt-4o-mini-realtime-preview': { InputText: 0.6, CachedText: 0.3, OutputText: 2.4, InputAudio: 10, CachedAudio: 0.3, OutputAudio: 20 },
-};

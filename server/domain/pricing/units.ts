@@ -7,10 +7,10 @@
  * equivalent tokens (`equivalentTokens`): what token limits, the usage record's token columns
  * and an UNPRICED_MODEL_POLICY fallback price see.
  */
-import type { TokenUsage } from './cost';
+import { priceFor, type TokenUsage } from './cost';
 import type { PriceEntry, PricingOverrides, PricingSection } from './overrides';
 import type { UnpricedPolicy } from './unpriced-policy';
-import { DEFAULT_AUDIO_PRICES, DEFAULT_CALL_PRICES, DEFAULT_IMAGE_PRICES, DEFAULT_REALTIME_PRICES, DEFAULT_RERANK_PRICES, type ImagePrice } from './route-prices';
+import { DEFAULT_AUDIO_PRICES, DEFAULT_CALL_PRICES, DEFAULT_IMAGE_PRICES, DEFAULT_RERANK_PRICES, type ImagePrice } from './route-prices';
 
 export type UnitMeter = 'call' | 'rerank' | 'image' | 'transcription' | 'speech' | 'realtime';
 
@@ -99,12 +99,12 @@ function defaultEntry(meter: UnitMeter, model: string): { entry: PriceEntry; ima
     case 'call': { const e = lookupModel(DEFAULT_CALL_PRICES, model); return e && { entry: e }; }
     case 'rerank': { const e = lookupModel(DEFAULT_RERANK_PRICES, model); return e && { entry: e }; }
     case 'image': { const i = lookupModel(DEFAULT_IMAGE_PRICES, model); return i && { entry: i.tokens ?? {}, image: i }; }
-    case 'realtime': { const e = lookupModel(DEFAULT_REALTIME_PRICES, model); return e && { entry: e }; }
     default: { const e = lookupModel(DEFAULT_AUDIO_PRICES, model); return e && { entry: e }; }
   }
 }
 
 export function resolveUnitPrice(meter: UnitMeter, model: string, pricing: PricingOverrides): UnitPrice {
+  if (meter === 'realtime') return realtimePrice(model, pricing);
   const base = defaultEntry(meter, model);
   const own = pricing[SECTION[meter]]?.[model];
   // Images read their token prices from ChatPricing's fields (InputText, InputImage, OutputImage).
@@ -114,20 +114,32 @@ export function resolveUnitPrice(meter: UnitMeter, model: string, pricing: Prici
     known: base !== undefined || own !== undefined || chat !== undefined,
     Rates: own?.Rates ?? base?.entry.Rates ?? 1,
     Call: field('Call'),
-    Input: meter === 'image' || meter === 'realtime' ? field('InputText') : field('Input'),
+    Input: meter === 'image' ? field('InputText') : field('Input'),
     InputAudio: field('InputAudio'),
     InputImage: meter === 'image' ? field('InputImage') : 0,
-    Output: meter === 'image' || meter === 'realtime' ? field('OutputText') : field('Output'),
+    Output: meter === 'image' ? field('OutputText') : field('Output'),
     OutputAudio: field('OutputAudio'),
     OutputImage: meter === 'image' ? field('OutputImage') : 0,
-    CachedText: meter === 'realtime' ? field('CachedText') : 0,
-    CachedAudio: meter === 'realtime' ? field('CachedAudio') : 0,
+    CachedText: 0,
+    CachedAudio: 0,
     qualities: base?.image?.qualities ?? {},
     sizes: own?.Sizes ?? {},
     tokenPriced: false,
   };
   p.tokenPriced = meter === 'image' ? p.InputImage > 0 || p.OutputImage > 0 : meter === 'transcription' && (p.Input > 0 || p.Output > 0);
   return p;
+}
+
+/**
+ * A realtime response is billed at its model's chat price (costOf, realtime/session.ts), so
+ * its reservation reads that price too: the catalogue's with ChatPricing over it.
+ */
+function realtimePrice(model: string, pricing: PricingOverrides): UnitPrice {
+  const p = priceFor(model, pricing);
+  return {
+    known: p.known, Rates: p.Rates, Call: 0, Input: p.InputText, InputAudio: p.InputAudio, InputImage: p.InputImage, Output: p.OutputText,
+    OutputAudio: p.OutputAudio, OutputImage: 0, CachedText: p.CachedText, CachedAudio: p.CachedAudio, qualities: {}, sizes: {}, tokenPriced: false,
+  };
 }
 
 const resolved = new WeakMap<PricingOverrides, Map<string, UnitPrice>>();

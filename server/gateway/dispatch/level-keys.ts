@@ -133,7 +133,7 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
       upload: c.upload ? { contentType: c.upload.contentType, stream: c.upload.body(prepared.model ?? model) } : undefined,
       translation: tr && { t: tr, ctx: { includeUsage: !c.injectUsage, request: c.doc }, keep: c.keepAnswer },
       onResponseId: c.endpoint === 'responses' && !tr && c.doc.store !== false && d.responseKeys
-        ? (id: string) => d.responseKeys!.remember(ownerId, id, key.id)
+        ? (id: string) => d.responseKeys!.remember({ ownerId, accountId: c.row.id }, id, key.id)
         : undefined,
       headersTimeoutMs,
       idleTimeoutMs: d.settings.streamIdleTimeoutMs,

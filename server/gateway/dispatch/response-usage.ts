@@ -4,10 +4,11 @@ import type { WireFormat } from '../providers/types';
 const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
 
 /**
- * A provider's usage object in our terms. OpenAI chat and embeddings: prompt_tokens (cached
- * included), completion_tokens (reasoning included). OpenAI responses: input_tokens,
- * output_tokens with *_details. Anthropic: input_tokens excludes cache reads and writes, so
- * the prompt is their sum.
+ * A provider's usage object in our terms. OpenAI chat and embeddings: prompt_tokens (cached and
+ * audio included), completion_tokens (reasoning and audio included), their *_details saying how
+ * many of each. OpenAI responses: input_tokens, output_tokens with *_details. Anthropic:
+ * input_tokens excludes cache reads and writes, so the prompt is their sum; cache_creation
+ * splits the writes by lifetime. Audio and image counts are read wherever a format reports them.
  */
 export function normalizeUsage(u: unknown, format: WireFormat): TokenUsage | null {
   if (typeof u !== 'object' || u === null) return null;
@@ -16,27 +17,35 @@ export function normalizeUsage(u: unknown, format: WireFormat): TokenUsage | nul
     const cached = int(o.cache_read_input_tokens);
     const cacheWrite = int(o.cache_creation_input_tokens);
     // Thinking is part of output_tokens; output_tokens_details, when sent, says how much.
-    return { prompt: int(o.input_tokens) + cached + cacheWrite, completion: int(o.output_tokens), reasoning: int(o.output_tokens_details?.thinking_tokens), cached, cacheWrite };
+    return withClasses(
+      { prompt: int(o.input_tokens) + cached + cacheWrite, completion: int(o.output_tokens), reasoning: int(o.output_tokens_details?.thinking_tokens), cached, cacheWrite },
+      { cacheWrite1h: int(o.cache_creation?.ephemeral_1h_input_tokens) },
+    );
   }
-  if ('prompt_tokens' in o || 'completion_tokens' in o) {
-    return {
-      prompt: int(o.prompt_tokens),
-      completion: int(o.completion_tokens),
-      reasoning: int(o.completion_tokens_details?.reasoning_tokens),
-      cached: int(o.prompt_tokens_details?.cached_tokens),
-      cacheWrite: 0,
-    };
-  }
-  if ('input_tokens' in o || 'output_tokens' in o) {
-    return {
-      prompt: int(o.input_tokens),
-      completion: int(o.output_tokens),
-      reasoning: int(o.output_tokens_details?.reasoning_tokens),
-      cached: int(o.input_tokens_details?.cached_tokens),
-      cacheWrite: 0,
-    };
-  }
+  if ('prompt_tokens' in o || 'completion_tokens' in o) return openaiUsage(o.prompt_tokens, o.completion_tokens, o.prompt_tokens_details, o.completion_tokens_details);
+  if ('input_tokens' in o || 'output_tokens' in o) return openaiUsage(o.input_tokens, o.output_tokens, o.input_tokens_details, o.output_tokens_details);
   return null;
+}
+
+/** OpenAI's usage, chat's or Responses' names: the totals and their details. */
+function openaiUsage(prompt: unknown, completion: unknown, inD: Record<string, unknown> | undefined, outD: Record<string, unknown> | undefined): TokenUsage {
+  return withClasses(
+    { prompt: int(prompt), completion: int(completion), reasoning: int(outD?.reasoning_tokens), cached: int(inD?.cached_tokens), cacheWrite: int(inD?.cache_write_tokens) },
+    { audioIn: int(inD?.audio_tokens), imageIn: int(inD?.image_tokens), audioOut: int(outD?.audio_tokens), imageOut: int(outD?.image_tokens) },
+  );
+}
+
+/** The optional classes the answer reported any of, added to `u`: a usage without them reads as it always did. */
+function withClasses(u: TokenUsage, classes: Partial<TokenUsage>): TokenUsage {
+  for (const k of Object.keys(classes) as (keyof TokenUsage)[]) if (classes[k]) u[k] = classes[k]!;
+  return u;
+}
+
+/** Each class at the larger of two reports of one answer (Anthropic's message_start carries the input side, message_delta the output). */
+export function largerOfEach(a: TokenUsage, b: TokenUsage): TokenUsage {
+  const out = { ...a };
+  for (const k of Object.keys(b) as (keyof TokenUsage)[]) out[k] = Math.max(a[k] ?? 0, b[k] ?? 0);
+  return out;
 }
 
 const USAGE_KEY = Buffer.from('"usage"');
@@ -99,12 +108,14 @@ export function usageFromBody(body: Buffer, format: WireFormat): TokenUsage | nu
  * bytes of request per token, the completion at one token per delivered event.
  */
 export function estimateUsage(partial: TokenUsage | null, requestBytes: number, deliveredEvents: number): TokenUsage {
+  // The classes the partial usage reported (Anthropic's message_start: cache reads and writes) are kept.
   return {
+    reasoning: 0,
+    cached: 0,
+    cacheWrite: 0,
+    ...partial,
     prompt: partial?.prompt || Math.ceil(requestBytes / 4),
     completion: Math.max(partial?.completion ?? 0, deliveredEvents),
-    reasoning: partial?.reasoning ?? 0,
-    cached: partial?.cached ?? 0,
-    cacheWrite: partial?.cacheWrite ?? 0,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { TokenUsage } from '../../domain/pricing/cost';
 import type { WireFormat } from '../providers/types';
-import { findUsageObject, normalizeUsage } from './response-usage';
+import { findUsageObject, largerOfEach, normalizeUsage } from './response-usage';
 
 const LF2 = Buffer.from('\n\n');
 const CRLF2 = Buffer.from('\r\n\r\n');
@@ -144,9 +144,7 @@ export class SseTap {
     if (this.format === 'anthropic') {
       // message_start carries the input side, message_delta the (cumulative) output side.
       const p = this.usage;
-      this.usage = p
-        ? { prompt: Math.max(p.prompt, u.prompt), completion: Math.max(p.completion, u.completion), reasoning: Math.max(p.reasoning, u.reasoning), cached: Math.max(p.cached, u.cached), cacheWrite: Math.max(p.cacheWrite, u.cacheWrite) }
-        : u;
+      this.usage = p ? largerOfEach(p, u) : u;
       if (data?.type === 'message_delta') this.complete = true;
       return;
     }

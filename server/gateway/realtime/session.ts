@@ -20,7 +20,9 @@
  */
 import { connectUpstream, sendableCloseCode, UpstreamWsError, type UpstreamSocket } from '../../adapters/upstream-ws/client';
 import { errorFields } from '../../core/log';
-import { AUDIO_TOKENS_PER_SECOND, equivalentTokens, unitCallCost, unitUsage } from '../../domain/pricing/units';
+import { AUDIO_TOKENS_PER_SECOND, NO_TOKENS, unitUsage } from '../../domain/pricing/units';
+import { costOf } from '../../domain/pricing/cost';
+import { policyPrice } from '../../domain/pricing/unpriced-policy';
 import { usageUnitsOf } from '../../domain/usage/units';
 import { isDatabaseUnavailable } from '../../adapters/storage/errors';
 import { ProxyCall, type ProxyDeps } from '../call';
@@ -38,10 +40,9 @@ import { finalError, Tally } from '../dispatch/tally';
 import { scrub } from '../dispatch/scrub';
 import { isSkip } from '../providers/types';
 import { observeEnd, genAiProvider } from '../observe';
-import { unitPriceOf } from '../meter';
 import type { PooledKey } from '../../state/provider-keys/key-pool';
 import { protocols, UpgradeExchange } from './upgrade';
-import { realtimeTokens } from './usage';
+import { realtimeUsage } from './usage';
 
 /** Request headers a realtime upgrade reads. */
 export const REALTIME_HEADERS = ['authorization', 'x-api-key', 'sec-websocket-protocol', 'openai-beta', 'x-request-id', 'traceparent', 'tracestate'];
@@ -116,6 +117,8 @@ class Session implements SocketPeer {
     this.offered = offered;
     this.ex = new UpgradeExchange(u, headers);
     this.call = new ProxyCall(this.ex, 'realtime', '/v1/realtime');
+    // A WebSocket upgrade: its access log line and span say GET.
+    this.call.method = 'GET';
     this.ex.stamp = this.call;
     this.call.stream = true;
     const t = d.telemetry;
@@ -335,12 +338,12 @@ class Session implements SocketPeer {
     const c = this.call;
     const key = c.servedBy;
     if (!key || !response || typeof usage !== 'object' || usage === null) return;
-    const tokens = realtimeTokens(usage);
-    const units = unitUsage({ tokens, audioSeconds: Math.round(tokens.audioIn / AUDIO_TOKENS_PER_SECOND) });
-    const price = unitPriceOf(c, 'realtime', c.servedModel);
+    // Billed as a chat answer is, class by class; its audio is also counted as the route's units.
+    const e = realtimeUsage(usage);
+    const heard = e.audioIn ?? 0;
+    const units = unitUsage({ audioSeconds: Math.round(heard / AUDIO_TOKENS_PER_SECOND), tokens: { ...NO_TOKENS, audioIn: heard, cachedAudio: e.cachedAudio ?? 0, audioOut: e.audioOut ?? 0 } });
     const row = c.row;
-    const cost = unitCallCost(units, price, c.owner.unpricedPolicy, row.rates, row.factor);
-    const e = equivalentTokens(units);
+    const cost = costOf(e, policyPrice(c.servedModel, c.owner.pricing, c.owner.unpricedPolicy), row.rates, row.factor);
     const now = Date.now();
     this.responses++;
     this.lastInput = e.prompt;

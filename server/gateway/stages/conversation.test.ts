@@ -9,21 +9,22 @@ const kept = [{ type: 'message', role: 'user', content: 'Hi' }, { type: 'message
 
 function store(recall: StoredResponses['recall']) {
   const looked: string[] = [];
+  const kept: unknown[][] = [];
   const s: Pick<StoredResponses, 'keep' | 'recall'> = {
-    keep: async () => {},
+    keep: async (...args) => { kept.push(args); },
     recall: (who, id) => {
       looked.push(`${who.ownerId}/${who.accountId}/${id}`);
       return recall(who, id);
     },
   };
-  return { s, looked };
+  return { s, looked, kept };
 }
 const responsesCall = (body: Record<string, unknown>) => callFor({ endpoint: 'responses', path: '/v1/responses', row: accountRow({ id: 42, ownerId: 1 }), body: { model: 'claude-test-1', ...body } });
 const log = createLogger(() => {}, 'error');
 
 describe('the conversation stage', () => {
   it('puts the kept items before the input, drops previous_response_id and re-serialises the body', async () => {
-    const { s, looked } = store(async () => kept);
+    const { s, looked, kept: keeps } = store(async () => kept);
     const c = responsesCall({ input: 'More', previous_response_id: ID, instructions: 'Be brief.' });
     expect(await continueConversation({ storedResponses: s, log }, c)).toBeNull();
     expect(looked).toEqual([`1/42/${ID}`]);
@@ -31,6 +32,10 @@ describe('the conversation stage', () => {
     expect(c.doc).toEqual(expanded);
     expect(JSON.parse(c.raw.toString())).toEqual(expanded);
     expect(c.keepAnswer).toBeTypeOf('function');
+    // The completed answer is kept beside the conversation, for GET /v1/responses/{id}.
+    const completed = { id: 'resp_gw_next', object: 'response', output: [{ type: 'message', role: 'assistant', content: 'Ok.' }] };
+    await c.keepAnswer!(completed);
+    expect(keeps).toEqual([[{ ownerId: 1, accountId: 42 }, 'resp_gw_next', [...expanded.input, ...completed.output], completed]]);
   });
 
   it('looks up no provider\'s ID, and marks no store:false call for keeping', () => {

@@ -37,8 +37,9 @@ export function continueConversation(d: ConversationDeps, c: ProxyCall): Verdict
   const store = d.storedResponses;
   if (c.endpoint !== 'responses' || !store) return null;
   const who = { ownerId: c.row.ownerId, accountId: c.row.id };
-  // The doc read when the answer completes: the expanded input, with what it continued.
-  if (c.doc.store !== false) c.keepAnswer = (completed) => store.keep(who, completed.id, conversationItems(c.doc, completed));
+  // The doc read when the answer completes: the expanded input, with what it continued; the
+  // Response object as the client got it, for GET /v1/responses/{id} (stages/stored-response.ts).
+  if (c.doc.store !== false) c.keepAnswer = (completed) => store.keep(who, completed.id, conversationItems(c.doc, completed), completed);
   const previous = c.doc.previous_response_id;
   if (!isGatewayResponseId(previous)) return null;
   return store.recall(who, previous).then((items) => {

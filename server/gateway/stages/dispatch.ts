@@ -37,8 +37,13 @@ async function pinnedKey(d: DispatchDeps, c: ProxyCall): Promise<PooledKey | nul
   if (typeof previous !== 'string' || !d.responseKeys) return undefined;
   const keyId = await d.responseKeys.keyOf(c.row.ownerId, previous);
   if (keyId === null) return undefined;
-  for (const level of d.pool.levelsOf(c.row.ownerId)) {
-    for (const k of d.pool.keys(c.row.ownerId, level)) if (k.id === keyId) return k;
+  return enabledKey(d.pool, c.row.ownerId, keyId);
+}
+
+/** The Owner's key `keyId` when it is enabled (on any Level), else null. */
+export function enabledKey(pool: Pick<KeyPool, 'levelsOf' | 'keys'>, ownerId: number, keyId: number): PooledKey | null {
+  for (const level of pool.levelsOf(ownerId)) {
+    for (const k of pool.keys(ownerId, level)) if (k.id === keyId) return k;
   }
   return null;
 }

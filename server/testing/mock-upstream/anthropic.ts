@@ -27,6 +27,7 @@ function anthropicUsage(u: Usage, outputTokens = u.completion_tokens) {
     input_tokens: u.prompt_tokens - cached - written,
     cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
+    cache_creation: { ephemeral_5m_input_tokens: written - Math.min(u.cache_write_1h_tokens ?? 0, written), ephemeral_1h_input_tokens: Math.min(u.cache_write_1h_tokens ?? 0, written) },
     output_tokens: outputTokens,
     ...(u.reasoning_tokens ? { output_tokens_details: { thinking_tokens: u.reasoning_tokens } } : {}),
     service_tier: 'standard',

@@ -69,6 +69,11 @@ export interface Usage {
   cached_tokens?: number;
   /** Input tokens written to the cache (Anthropic's cache_creation_input_tokens), part of prompt_tokens. */
   cache_write_tokens?: number;
+  /** Of cache_write_tokens, the ones kept an hour (Anthropic's cache_creation.ephemeral_1h_input_tokens). */
+  cache_write_1h_tokens?: number;
+  /** Audio input and output tokens (OpenAI chat's *_tokens_details.audio_tokens), parts of prompt_tokens and completion_tokens. */
+  audio_tokens?: number;
+  audio_output_tokens?: number;
 }
 
 /** The answer text cut at the first stop sequence it contains, and which one (null when none). */

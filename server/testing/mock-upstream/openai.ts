@@ -35,8 +35,8 @@ function chatUsage(u: Usage) {
     prompt_tokens: u.prompt_tokens,
     completion_tokens: u.completion_tokens,
     total_tokens: u.prompt_tokens + u.completion_tokens,
-    prompt_tokens_details: { cached_tokens: u.cached_tokens ?? 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: u.reasoning_tokens ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: u.cached_tokens ?? 0, audio_tokens: u.audio_tokens ?? 0 },
+    completion_tokens_details: { reasoning_tokens: u.reasoning_tokens ?? 0, audio_tokens: u.audio_output_tokens ?? 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
 }
 
