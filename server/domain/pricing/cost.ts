@@ -123,35 +123,30 @@ export function priceAt(price: ResolvedPrice, prompt: number): ResolvedPrice {
  */
 export function costOf(usage: TokenUsage, resolved: ResolvedPrice, accountRates: number, factor: number): number {
   const price = priceAt(resolved, usage.prompt);
-  const input = shares(usage.prompt);
-  const cached = shares(input.take(usage.cached));
-  const cacheWrite = shares(input.take(usage.cacheWrite));
-  const audioIn = input.take(usage.audioIn);
-  const imageIn = input.take(usage.imageIn);
-  const cachedAudio = cached.take(usage.cachedAudio);
-  const write1h = cacheWrite.take(usage.cacheWrite1h);
-  const output = shares(usage.completion);
-  const reasoning = output.take(usage.reasoning);
-  const audioOut = output.take(usage.audioOut);
-  const imageOut = output.take(usage.imageOut);
-  const base = input.left * price.InputText + cached.left * price.CachedText + cachedAudio * price.CachedAudio
-    + cacheWrite.left * price.CacheWrite + write1h * price.CacheWrite1h + audioIn * price.InputAudio + imageIn * price.InputImage
-    + output.left * price.OutputText + reasoning * price.ReasonText + audioOut * price.OutputAudio + imageOut * price.OutputImage;
+  // Plain arithmetic rather than a helper object: this runs once a call, on the settle path.
+  let input = usage.prompt;
+  const cached = Math.min(usage.cached, input);
+  input -= cached;
+  const cacheWrite = Math.min(usage.cacheWrite, input);
+  input -= cacheWrite;
+  const audioIn = Math.min(usage.audioIn ?? 0, input);
+  input -= audioIn;
+  const imageIn = Math.min(usage.imageIn ?? 0, input);
+  input -= imageIn;
+  const cachedAudio = Math.min(usage.cachedAudio ?? 0, cached);
+  const write1h = Math.min(usage.cacheWrite1h ?? 0, cacheWrite);
+  let output = usage.completion;
+  const reasoning = Math.min(usage.reasoning, output);
+  output -= reasoning;
+  const audioOut = Math.min(usage.audioOut ?? 0, output);
+  output -= audioOut;
+  const imageOut = Math.min(usage.imageOut ?? 0, output);
+  output -= imageOut;
+  const base = input * price.InputText + (cached - cachedAudio) * price.CachedText + cachedAudio * price.CachedAudio
+    + (cacheWrite - write1h) * price.CacheWrite + write1h * price.CacheWrite1h + audioIn * price.InputAudio + imageIn * price.InputImage
+    + output * price.OutputText + reasoning * price.ReasonText + audioOut * price.OutputAudio + imageOut * price.OutputImage;
   const cost = (base / 1_000_000) * price.Rates * accountRates * factor;
   return Number.isFinite(cost) && cost > 0 ? cost : 0;
-}
-
-/** A count shared out in parts, each at most what the parts before it left. */
-function shares(total: number) {
-  const s = {
-    left: total,
-    take(n: number | undefined): number {
-      const t = Math.min(n ?? 0, s.left);
-      s.left -= t;
-      return t;
-    },
-  };
-  return s;
 }
 
 let resolvedByPricing = new WeakMap<PricingOverrides, Map<string, ResolvedPrice>>();
