@@ -8,7 +8,7 @@ import type { ProviderKinds } from '../providers/registry';
 import { isSkip, UpstreamSetupError, type Prepared } from '../providers/types';
 import type { ProxyCall, ProxySettings } from '../call';
 import { attempt, CLIENT_GONE, type ClientGone, type Delivered, type Failed } from './attempt';
-import { bodyFor, editedBody, translatedBody } from './request-body';
+import { upstreamBody } from './request-body';
 import { translation, Untranslatable, upstreamEndpoint, type Translation } from '../formats/index';
 import { answerTokenEstimate } from './count-tokens';
 import type { Tally } from './tally';
@@ -111,7 +111,7 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
     let body: Buffer;
     try {
       const sent = prepared.model ?? model;
-      body = prepared.edit ? editedBody(c, tr, sent, prepared.edit) : tr ? translatedBody(c, tr, sent) : bodyFor(c, sent);
+      body = upstreamBody(c, sent, tr, prepared.edit);
     } catch (err) {
       if (!(err instanceof Untranslatable)) throw err;
       circuits.release(key, model);
