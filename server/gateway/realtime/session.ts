@@ -20,10 +20,7 @@
  */
 import { connectUpstream, sendableCloseCode, UpstreamWsError, type UpstreamSocket } from '../../adapters/upstream-ws/client';
 import { errorFields } from '../../core/log';
-import { AUDIO_TOKENS_PER_SECOND, NO_TOKENS, unitUsage } from '../../domain/pricing/units';
-import { costOf } from '../../domain/pricing/cost';
-import { policyPrice } from '../../domain/pricing/unpriced-policy';
-import { usageUnitsOf } from '../../domain/usage/units';
+import { unitUsage } from '../../domain/pricing/units';
 import { isDatabaseUnavailable } from '../../adapters/storage/errors';
 import { ProxyCall, type ProxyDeps } from '../call';
 import { proxyErrorBody, type Refusal, type Verdict } from '../errors';
@@ -42,7 +39,7 @@ import { isSkip } from '../providers/types';
 import { observeEnd, genAiProvider } from '../observe';
 import type { PooledKey } from '../../state/provider-keys/key-pool';
 import { protocols, UpgradeExchange } from './upgrade';
-import { realtimeUsage } from './usage';
+import { billResponse } from './bill-response';
 
 /** Request headers a realtime upgrade reads. */
 export const REALTIME_HEADERS = ['authorization', 'x-api-key', 'sec-websocket-protocol', 'openai-beta', 'x-request-id', 'traceparent', 'tracestate'];
@@ -338,49 +335,21 @@ class Session implements SocketPeer {
     const c = this.call;
     const key = c.servedBy;
     if (!key || !response || typeof usage !== 'object' || usage === null) return;
-    // Billed as a chat answer is, class by class; its audio is also counted as the route's units.
-    const e = realtimeUsage(usage);
-    const heard = e.audioIn ?? 0;
-    const units = unitUsage({ audioSeconds: Math.round(heard / AUDIO_TOKENS_PER_SECOND), tokens: { ...NO_TOKENS, audioIn: heard, cachedAudio: e.cachedAudio ?? 0, audioOut: e.audioOut ?? 0 } });
-    const row = c.row;
-    const cost = costOf(e, policyPrice(c.servedModel, c.owner.pricing, c.owner.unpricedPolicy), row.rates, row.factor);
-    const now = Date.now();
     this.responses++;
+    const requestId = `${c.id}.${this.responses}`;
+    const { usage: e, cost, audioSeconds } = billResponse(this.d, c, key, usage, {
+      requestId, responseId: typeof response.id === 'string' ? response.id : '', status: typeof response.status === 'string' ? response.status : '',
+      startedAt: this.responseAt, firstAt: this.responseFirstAt, endedAt: performance.now(),
+    });
     this.lastInput = e.prompt;
-    const endedAt = performance.now();
-    const durationMs = endedAt - this.responseAt;
-    const firstByteMs = this.responseFirstAt >= 0 ? this.responseFirstAt - this.responseAt : -1;
-    const billedUnits = usageUnitsOf('realtime', units);
-    this.d.usage.record({
-      accountId: row.id, ownerId: row.ownerId, dna: row.dna, model: c.servedModel, level: c.servedLevel, keyId: key.id,
-      endpoint: c.path, prompt: e.prompt, completion: e.completion, reasoning: 0, cached: e.cached, creditUsed: cost,
-      status: 'ok', at: new Date(now), requestId: `${c.id}.${this.responses}`,
-      // A response's own times: from when it was asked for (or began) to its end, and to its first event.
-      durationMs, firstByteMs: firstByteMs >= 0 ? firstByteMs : undefined, units: billedUnits,
-    });
-    // Each response is a call in the metrics (its tokens, credit and units); the session's end adds none again.
-    this.d.telemetry?.metrics?.callEnded({
-      path: c.path, status: 200, metricModel: c.servedModel, metricLevel: c.servedLevel, stream: true, attempts: 0,
-      durationMs, overheadMs: 0, firstByteMs, usage: e, credit: cost, billedUnits,
-    });
-    c.trace?.response({
-      requestId: `${c.id}.${this.responses}`, responseId: typeof response.id === 'string' ? response.id : '', status: typeof response.status === 'string' ? response.status : '',
-      provider: c.provider, requestedModel: c.requestedModel, model: c.servedModel, keyId: key.id, level: c.servedLevel,
-      startTime: performance.timeOrigin + this.responseAt, endTime: performance.timeOrigin + endedAt, firstByteMs, usage: e,
-    });
     this.responseFirstAt = -1;
-    const r = c.reservation;
-    if (r) {
-      c.reservation = null;
-      this.d.admission.settle(r, { cost, tokens: e.prompt + e.completion }, now);
-    }
     this.totals.prompt += e.prompt;
     this.totals.completion += e.completion;
     this.totals.cached += e.cached;
     c.usage = { ...this.totals };
-    c.units = unitUsage({ audioSeconds: (c.units?.audioSeconds ?? 0) + units.audioSeconds });
+    c.units = unitUsage({ audioSeconds: (c.units?.audioSeconds ?? 0) + audioSeconds });
     c.credit += cost;
-    this.d.log.info('realtime_response', { request: c.id, response: this.responses, model: c.servedModel, account: row.id, input_tokens: e.prompt, output_tokens: e.completion, cached_tokens: e.cached, credit: cost });
+    this.d.log.info('realtime_response', { request: c.id, response: this.responses, model: c.servedModel, account: c.row.id, input_tokens: e.prompt, output_tokens: e.completion, cached_tokens: e.cached, credit: cost });
   }
 
   private touch(): void {
