@@ -20,6 +20,8 @@ declare module 'autocannon' {
     pipelining?: number;
     duration?: number;
     timeout?: number;
+    /** Requests cycled through by each connection; `setupRequest` may change each one as it goes. */
+    requests?: { method?: string; path?: string; headers?: Record<string, string>; setupRequest?: (req: { headers: Record<string, string>; path?: string }) => { headers: Record<string, string>; path?: string } }[];
   }
   interface Result {
     requests: Histogram;

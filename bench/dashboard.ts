@@ -8,9 +8,15 @@
  *     (a scratch database is created on that server and dropped afterwards)
  *   BENCH_RECORDS=1000000 npm run bench:dashboard   # the 1,000,000-record option
  *
- * BENCH_SECONDS (default 5) per target, BENCH_CONNECTIONS (default 10).
+ * BENCH_SECONDS (default 5) per target, BENCH_CONNECTIONS (default 10). The last two targets
+ * are read by 999 accounts at once, each request with the next account's own key
+ * (bench/many-keys-client.ts): their live usage and their request log, as when thousands of
+ * subaccounts open their console.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createRequire } from 'node:module';
 import { sql } from 'drizzle-orm';
 import { freshDatabaseUrl } from '../server/testing/database';
@@ -39,7 +45,7 @@ const scratchDatabase = () => freshDatabaseUrl(process.env.DATABASE_URL, 'sy_ben
  * accounts, the last 30 UTC days and four models; usage_daily is then built from them exactly
  * as the recorder would have, in one statement.
  */
-async function seed(database: Database): Promise<{ userKey: string; userId: number }> {
+async function seed(database: Database): Promise<{ userKey: string; userId: number; accountKeys: string[] }> {
   const run = (q: ReturnType<typeof sql>) => database.rows(q);
   await run(sql`
     insert into accounts (id, parent_id, owner_id, dna, depth, name, email, role, level)
@@ -56,6 +62,10 @@ async function seed(database: Database): Promise<{ userKey: string; userId: numb
   const userId = 500;
   const userKey = generateAccountKey();
   await run(sql`insert into account_keys (account_id, key_hash, hint) values (${userId}, ${hashKey(userKey)}, ${hint(userKey)})`);
+  // A key of its own for every other account, for the many-accounts targets.
+  const accountKeys = Array.from({ length: ACCOUNTS - 1 }, () => generateAccountKey());
+  await run(sql`insert into account_keys (account_id, key_hash, hint)
+    select 2 + i - 1, h, k from unnest(${sql.raw(`array[${accountKeys.map((k) => `'${hashKey(k)}'`).join(',')}]`)}::text[], ${sql.raw(`array[${accountKeys.map((k) => `'${hint(k)}'`).join(',')}]`)}::text[]) with ordinality as t(h, k, i)`);
   const others = ACCOUNTS - 1;
   // Day partitions for the whole period first (each maintenance run covers 9 days around its "now").
   for (let back = DAYS + 1; back > -8; back -= 8) await maintainPartitions(database.db, 0, new Date(Date.now() - back * 86_400_000));
@@ -84,16 +94,17 @@ async function seed(database: Database): Promise<{ userKey: string; userId: numb
     where x.a <> '' and x.a::int <> d.account_id
     group by 1, 2, 3`);
   await run(sql`analyze`);
-  return { userKey, userId };
+  return { userKey, userId, accountKeys };
 }
 
 interface Measure { path: string; rps: number; non2xx: number; errors: number; p99: number }
 
-function autocannon(url: string, key: string | null): Promise<Measure> {
+/** One key on every request (autocannon's CLI), or with `keysFile` each request the next key of it (many-keys-client.ts). */
+function autocannon(url: string, key: string | null, keysFile?: string): Promise<Measure> {
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
-  const args = [bin, '-j', '-c', String(CONNECTIONS), '-d', String(SECONDS)];
-  if (key) args.push('-H', `authorization=Bearer ${key}`);
-  args.push(url);
+  const args = keysFile
+    ? ['--import', 'tsx', path.join(import.meta.dirname, 'many-keys-client.ts'), url, keysFile, String(SECONDS), String(CONNECTIONS)]
+    : [bin, '-j', '-c', String(CONNECTIONS), '-d', String(SECONDS), ...(key ? ['-H', `authorization=Bearer ${key}`] : []), url];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
@@ -118,7 +129,10 @@ async function main() {
   }, { log: createLogger(() => {}, 'error') });
   try {
     const t0 = performance.now();
-    const { userKey, userId } = await seed(gateway.database);
+    const { userKey, userId, accountKeys } = await seed(gateway.database);
+    const keysDir = mkdtempSync(path.join(tmpdir(), 'sy-bench-keys-'));
+    const keysFile = path.join(keysDir, 'keys.json');
+    writeFileSync(keysFile, JSON.stringify(accountKeys));
     const [{ records, daily }] = await gateway.database.rows<{ records: number; daily: number }>(
       sql`select (select count(*) from usage_records)::int as records, (select count(*) from usage_daily)::int as daily`);
     console.log(`database: ${gateway.database.kind}; ${ACCOUNTS} accounts, ${records} usage records, ${daily} usage_daily rows; built in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -139,10 +153,19 @@ async function main() {
     }
     const results: Measure[] = [];
     for (const [path, key] of targets) results.push(await autocannon(gateway.url + path, key));
+    for (const path of ['/dashboard/live', '/dashboard/requests?limit=20']) {
+      for (const key of accountKeys.slice(0, 3)) {
+        const r = await fetch(gateway.url + path, { headers: { authorization: `Bearer ${key}` } });
+        if (r.status !== 200) throw new Error(`${path} answered ${r.status}: ${await r.text()}`);
+      }
+      const m = await autocannon(gateway.url + path, null, keysFile);
+      results.push({ ...m, path: `${m.path} (${accountKeys.length} accounts)` });
+    }
+    rmSync(keysDir, { recursive: true, force: true });
     const base = results[0].rps;
-    console.log('target                                  req/s   vs /healthz   p99 ms   non-2xx');
+    console.log('target                                                  req/s   vs /healthz   p99 ms   non-2xx');
     for (const r of results) {
-      console.log(`GET ${r.path.padEnd(34)} ${r.rps.toFixed(0).padStart(8)}   ${(r.rps / base).toFixed(4).padStart(10)}   ${String(r.p99).padStart(6)}   ${r.non2xx + r.errors}`);
+      console.log(`GET ${r.path.padEnd(50)} ${r.rps.toFixed(0).padStart(8)}   ${(r.rps / base).toFixed(4).padStart(10)}   ${String(r.p99).padStart(6)}   ${r.non2xx + r.errors}`);
     }
     if (results.some((r) => r.non2xx + r.errors > 0)) process.exitCode = 1;
   } finally {

@@ -9,7 +9,11 @@
  *
  * Prints one line per request shape: `<shape>: <bytes> bytes, <ns> ns per request (<ratio> of
  * JSON.parse of the same body, which every call pays already)`, then
- * `catalogue load: <ms> ms, +<MB> MB RSS`. Bounded: a fixed number of rounds, about 10 s.
+ * `catalogue load: <ms> ms, +<MB> MB RSS`. Then the tokenizer fallback admission takes when the
+ * byte bound alone would refuse a call (domain/pricing/token-count.ts): that no tokenizer was
+ * loaded by the lines above, what loading o200k costs once, and per shape the counted input
+ * against the byte bound and the count's time against the byte bound's. Bounded: a fixed number
+ * of rounds, about 20 s.
  */
 // The catalogue is imported dynamically below, after the first RSS reading, so its load is measured.
 export {};
@@ -19,6 +23,9 @@ const loadStart = performance.now();
 const { modelLimits, estimateInputTokens, maxCostOf, maxOutputTokens, DEFAULT_OUTPUT_LIMIT } = await import('../server/domain/pricing/estimate');
 const { priceFor } = await import('../server/domain/pricing/cost');
 const { catalogueModel } = await import('../server/domain/pricing/catalogue');
+const { countInputTokens, loadTextCounter, loadedEncodings } = await import('../server/domain/pricing/token-count');
+const { inputText } = await import('../server/domain/pricing/estimate');
+const { claudeCodeChat } = await import('../server/testing/claude-code-request');
 catalogueModel('gpt-4o-mini');
 const loadMs = performance.now() - loadStart;
 const loadMb = (process.memoryUsage().rss - rssBefore) / 1e6;
@@ -40,6 +47,7 @@ const SHAPES: [string, Record<string, unknown>][] = [
   ['large prompt (400 KB English)', conversation(english.repeat(4700), 1)],
   ['large prompt (100,000 Chinese characters)', conversation(chinese.repeat(3600).slice(0, 100_000), 1)],
   ['long conversation (200 turns)', conversation(english.repeat(2), 200)],
+  ['Claude Code\'s first request (system prompt, 22 tools)', claudeCodeChat('gpt-4.1')],
 ];
 
 /** The Owner's parsed PRICING: one object per configuration, as the config store keeps it. */
@@ -74,4 +82,40 @@ for (const [name, doc] of SHAPES) {
   console.log(`${name}: ${raw.length} bytes, ${ns.toFixed(0)} ns per request (${(ns / parse).toFixed(3)} of JSON.parse)`);
 }
 console.log(`catalogue load: ${loadMs.toFixed(0)} ms, +${loadMb.toFixed(1)} MB RSS`);
+
+// The fast path above must not have loaded a tokenizer: it is what every call that fits pays.
+if (loadedEncodings().length > 0) throw new Error(`the byte bound loaded a tokenizer: ${loadedEncodings().join(', ')}`);
+console.log('tokenizers loaded by the byte bound: none');
+const rssTokenizer = process.memoryUsage().rss;
+const tokenizerStart = performance.now();
+const count = await loadTextCounter('o200k_base');
+count('warm');
+console.log(`o200k load (first call that needs it): ${(performance.now() - tokenizerStart).toFixed(0)} ms, +${((process.memoryUsage().rss - rssTokenizer) / 1e6).toFixed(1)} MB RSS`);
+
+/** The best of 5 rounds of an async call, in ns, after one warm-up round. */
+async function timeAsync(f: () => Promise<number>, n: number): Promise<number> {
+  for (let i = 0; i < n; i++) sink += await f();
+  let best = Infinity;
+  for (let round = 0; round < 5; round++) {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) sink += await f();
+    best = Math.min(best, Number(process.hrtime.bigint() - t) / n);
+  }
+  return best;
+}
+
+for (const [name, doc] of SHAPES) {
+  const raw = Buffer.from(JSON.stringify(doc));
+  const model = doc.model as string;
+  const limits = modelLimits(model, DEFAULT_OUTPUT_LIMIT);
+  const bytes = estimateInputTokens(doc, raw, model, limits.context);
+  const counted = (await countInputTokens(inputText(doc, model, limits.context), count, limits.context)) ?? bytes;
+  const byteNs = time(() => run(doc, raw), 20_000);
+  const rounds = Math.max(3, Math.floor(4e6 / raw.length));
+  // A new counter function each time has no remembered strings: the request's first count.
+  const firstNs = await timeAsync(async () => (await countInputTokens(inputText(doc, model, limits.context), (t) => count(t), limits.context)) ?? 0, rounds);
+  // The same counter: its long strings (system prompt, tools, history) counted before, as an agent's next call.
+  const againNs = await timeAsync(async () => (await countInputTokens(inputText(doc, model, limits.context), count, limits.context)) ?? 0, rounds);
+  console.log(`counted, ${name}: ${counted} tokens against ${bytes} by bytes (${(counted / bytes).toFixed(3)}); first count ${(firstNs / 1000).toFixed(0)} µs (${(firstNs / byteNs).toFixed(0)}× the byte bound), again ${(againNs / 1000).toFixed(0)} µs (${(againNs / byteNs).toFixed(0)}×)`);
+}
 if (!Number.isFinite(sink)) process.exit(1);

@@ -4,10 +4,15 @@
  * per model), so that the upstream is never what a proxy benchmark measures. Runs as its own
  * process; prints `listening <url>` once ready. Chat streams carry 3 content chunks, a finish
  * chunk, a usage chunk when asked, and [DONE]; message streams Anthropic's events around the
- * same 3 pieces of text.
+ * same 3 pieces of text. For the Gemini and Bedrock kinds (bench:formats) it also answers
+ * Gemini's `:generateContent` / `:streamGenerateContent?alt=sse` and Bedrock's InvokeModel
+ * (`/model/{id}/invoke`, and `/invoke-with-response-stream` in AWS event-stream framing). It
+ * checks no signature or key: the strict mock (server/testing/mock-upstream) proves the wire.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 
 const TEXT = ['Hello', ' from the', ' bench upstream.'];
 const USAGE = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 };
@@ -43,6 +48,47 @@ function messagesFor(model: string): { whole: string; events: string } {
   return p;
 }
 
+/** Gemini's generateContent answer and its SSE stream (usageMetadata a running total, the last one final). */
+const prebuiltGemini = new Map<string, { whole: string; events: string }>();
+
+function geminiFor(model: string): { whole: string; events: string } {
+  let p = prebuiltGemini.get(model);
+  if (!p) {
+    const usage = (candidates: number) => ({ promptTokenCount: USAGE.prompt_tokens, candidatesTokenCount: candidates, totalTokenCount: USAGE.prompt_tokens + candidates });
+    const answer = (text: string, finish: string | null, candidates: number) => ({
+      candidates: [{ content: { role: 'model', parts: [{ text }] }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
+      usageMetadata: usage(candidates), modelVersion: model, responseId: 'bench-response',
+    });
+    p = {
+      whole: JSON.stringify(answer(TEXT.join(''), 'STOP', USAGE.completion_tokens)),
+      events: TEXT.map((t, i) => `data: ${JSON.stringify(answer(t, i === TEXT.length - 1 ? 'STOP' : null, i === TEXT.length - 1 ? USAGE.completion_tokens : 2 * (i + 1)))}\r\n\r\n`).join(''),
+    };
+    if (prebuiltGemini.size < 100) prebuiltGemini.set(model, p);
+  }
+  return p;
+}
+
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+const bedrockStreams = new Map<string, Buffer>();
+
+/** InvokeModel's stream: each Anthropic event's JSON, base64, in one `chunk` event frame. */
+function bedrockStreamFor(model: string): Buffer {
+  let b = bedrockStreams.get(model);
+  if (!b) {
+    const datas = messagesFor(model).events.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+    b = Buffer.concat(datas.map((json) => codec.encode({
+      headers: {
+        ':event-type': { type: 'string', value: 'chunk' },
+        ':message-type': { type: 'string', value: 'event' },
+        ':content-type': { type: 'string', value: 'application/json' },
+      },
+      body: fromUtf8(JSON.stringify({ bytes: Buffer.from(json).toString('base64'), p: 'abcdefghij' })),
+    })));
+    if (bedrockStreams.size < 100) bedrockStreams.set(model, b);
+  }
+  return b;
+}
+
 function answersFor(model: string): Prebuilt {
   let p = prebuilt.get(model);
   if (!p) {
@@ -66,7 +112,40 @@ function answersFor(model: string): Prebuilt {
   return p;
 }
 
+const GEMINI = /\/models\/([^/:?]+):(generateContent|streamGenerateContent)(\?|$)/;
+const BEDROCK = /\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/;
+
+/** Gemini and Bedrock answers; false when the path is neither's. */
+function answerOtherKinds(req: IncomingMessage, res: ServerResponse): boolean {
+  const url = req.url ?? '';
+  const g = GEMINI.exec(url);
+  if (g) {
+    const p = geminiFor(decodeURIComponent(g[1]));
+    if (g[2] === 'streamGenerateContent') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(p.events);
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(p.whole) });
+      res.end(p.whole);
+    }
+    return true;
+  }
+  const b = BEDROCK.exec(url);
+  if (!b) return false;
+  const model = decodeURIComponent(b[1]);
+  if (b[2] === 'invoke') {
+    const whole = messagesFor(model).whole;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(whole), 'x-amzn-requestid': 'bench-request' });
+    res.end(whole);
+  } else {
+    res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'bench-request' });
+    res.end(bedrockStreamFor(model));
+  }
+  return true;
+}
+
 function answer(req: IncomingMessage, res: ServerResponse, raw: string): void {
+  if (req.method === 'POST' && answerOtherKinds(req, res)) return;
   const messages = req.url?.endsWith('/v1/messages') === true;
   if (req.method !== 'POST' || (!messages && !req.url?.endsWith('/chat/completions'))) {
     res.writeHead(404, { 'content-type': 'application/json' });

@@ -168,7 +168,10 @@ describe('the call on the Requests tab and in the usage charts', needs('chromium
     expect(await rows.first().locator('td[data-label=Level]').textContent()).toBe('7');
     if (requestId) expect(await rows.first().getAttribute('data-request-id')).toBe(requestId);
     expect(await rows.first().locator('td[data-label="Duration / first byte"]').textContent()).toMatch(/^\d[\d,]* ms \/ \d[\d,]* ms$/);
-    expect(await rows.first().locator('td[data-label=Account]').textContent()).toBe(`#${accountId}`);
+    // The account by its name, its ID on hover.
+    const account = rows.first().locator('td[data-label=Account] span');
+    expect(await account.textContent()).toBe('The Shop');
+    expect(await account.getAttribute('title')).toBe(`#${accountId}`);
     // Filters narrow it: another model, or a time window before the call, shows nothing.
     await page.locator('#rq-model').fill('gpt-4o-mini');
     await page.getByRole('button', { name: 'Show' }).click();
@@ -188,15 +191,15 @@ describe('the call on the Requests tab and in the usage charts', needs('chromium
 
     await openTab(page, 'Usage');
     await page.getByRole('tab', { name: 'Subaccounts' }).click();
-    const today = new Date().toISOString().slice(0, 10);
-    const requestsToday = page.locator(`[data-testid=chart-requests] .sr-only table tr:has(td:text-is("${today}")) td`).nth(1);
+    const today = Date.parse(new Date().toISOString().slice(0, 10)) / 1000;
+    const requestsToday = page.locator(`[data-testid=chart-requests] .sr-only table tr[data-x="${today}"] td`).nth(1);
     await expect.poll(() => requestsToday.textContent()).toBe('1');
     expect(await page.locator('[data-testid=chart-requests] canvas').count()).toBeGreaterThan(0);
     const top = page.locator('section.card:has(h2:text-is("Top subaccounts")) tbody');
     await expect.poll(() => top.textContent()).toContain(`The Shop#${accountId}`);
     // Failure rate of the account's recent requests: none failed.
     await page.locator('[data-testid=recent-health] select').selectOption(String(accountId));
-    await expect.poll(() => page.locator('[data-testid=failure-rate] .stat-value').textContent()).toBe('0 %');
+    await expect.poll(() => page.locator('[data-testid=failure-rate] .stat-value').textContent()).toBe('0%');
     await expect.poll(() => page.locator('[data-testid=chart-failures] .sr-only table tbody tr').count()).toBe(1);
     await screenshots(page, 'tab-usage-subaccount-call');
   }, 120_000);

@@ -48,6 +48,25 @@ describe('AI API examples', needs('chromium'), () => {
     for (const id of ['images', 'transcription', 'speech', 'realtime', 'rerank']) await page.locator(`[data-testid=snippet-${id}]`).waitFor();
     expect(await page.locator('[data-testid=snippet-realtime] pre').textContent()).toContain(`${h.gw.url.replace('http', 'ws')}/v1/realtime?model=gpt-realtime`);
     expect(await page.locator('[data-testid=snippet-transcription] pre').textContent()).toContain('-F file=@speech.mp3');
+    // The coding agents, two lines of environment each (the README's quick start, step 7).
+    const agents = page.locator('[data-testid=snippet-agents] pre');
+    expect(await agents.textContent()).toContain(`export ANTHROPIC_BASE_URL=${h.gw.url}\nexport ANTHROPIC_API_KEY=$SWITCHYARD_API_KEY\nclaude -p`);
+    await page.locator('[data-testid=snippet-agents]').getByRole('tab', { name: 'Codex CLI' }).click();
+    expect(await agents.textContent()).toContain(`base_url="${h.gw.url}/v1",env_key="OPENAI_API_KEY"`);
+    await page.locator('[data-testid=snippet-agents]').getByRole('tab', { name: 'Gemini CLI' }).click();
+    expect(await agents.textContent()).toContain(`export GOOGLE_GEMINI_BASE_URL=${h.gw.url}\nexport GEMINI_API_KEY=$SWITCHYARD_API_KEY\ngemini --skip-trust`);
+    // Gemini's own format: curl, and Google's SDK with the gateway as its base URL.
+    const gemini = page.locator('[data-testid=snippet-gemini] pre');
+    expect(await gemini.textContent()).toContain(`${h.gw.url}/v1beta/models/gemini-2.5-flash:generateContent`);
+    await page.locator('[data-testid=snippet-gemini]').getByRole('tab', { name: 'Node.js' }).click();
+    expect(await gemini.textContent()).toContain(`new GoogleGenAI({ apiKey: process.env.SWITCHYARD_API_KEY, httpOptions: { baseUrl: '${h.gw.url}' } })`);
+    // The Owner's call that adds a Bedrock or a Gemini key.
+    const keys = page.locator('[data-testid=snippet-provider-keys] pre');
+    expect(await keys.textContent()).toContain(`${h.gw.url}/x-keys -H "Authorization: Bearer $SWITCHYARD_OWNER_KEY"`);
+    expect(await keys.textContent()).toContain('"provider_type":"bedrock","region":"us-east-1"');
+    await page.locator('[data-testid=snippet-provider-keys]').getByRole('tab', { name: 'Gemini API' }).click();
+    expect(await keys.textContent()).toContain('"config":{"provider_type":"gemini"}');
+    expect(await page.locator('main').textContent()).not.toContain(h.gw.rootKey);
     await screenshots(page, 'tab-examples');
   });
 });

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import lockfile from 'proper-lockfile';
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { startTestGateway, type TestGateway } from '../server/testing/gateway';
@@ -85,7 +86,48 @@ export async function launchChromium(opts: { lang?: string } = {}): Promise<Brow
 export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 390, height: 844 };
 
-/** Full-page screenshots of the current view at desktop and phone width, for a human to look at. */
+/** An axe-core violation: its rule, how bad, what it asks for and the elements it found. */
+export interface Violation { id: string; impact: string | null; help: string; targets: string[] }
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** axe-core run inside the page (injected from the npm package): its serious and critical violations. */
+export async function seriousViolations(page: Page): Promise<Violation[]> {
+  await page.addScriptTag({ path: AXE });
+  const found: Violation[] = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/**
+ * The elements wider than the window that make the page itself scroll sideways (a wide table
+ * inside its own scrolling box does not), by their tag, class and text.
+ */
+export function overflowing(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth <= width) return [];
+    const scrolls = (e: Element | null): boolean => {
+      for (let p = e; p && p !== document.body; p = p.parentElement) {
+        const x = getComputedStyle(p).overflowX;
+        if (x === 'auto' || x === 'scroll' || x === 'hidden') return true;
+      }
+      return false;
+    };
+    return [...document.body.querySelectorAll('*')]
+      .filter((e) => e.getBoundingClientRect().right > width + 1 && !scrolls(e.parentElement))
+      .slice(0, 5)
+      .map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} "${(e.textContent ?? '').trim().slice(0, 40)}" right=${Math.round(e.getBoundingClientRect().right)} > ${width}`);
+  });
+}
+
+/**
+ * Full-page screenshots of the current view at desktop and phone width, for a human to look at;
+ * at either width nothing may make the page scroll sideways.
+ */
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true });
   const before = page.viewportSize() ?? DESKTOP;
@@ -95,6 +137,8 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.waitForTimeout(150);
     await page.screenshot({ path: path.join(screenshotDir, `${name}-${tag}.png`), fullPage: true });
+    const wide = await overflowing(page);
+    if (wide.length > 0) throw new Error(`${name} at ${size.width}×${size.height} scrolls sideways: ${wide.join('; ')}`);
   }
   await page.setViewportSize(before);
 }

@@ -6,6 +6,7 @@ import { dashboardRouter } from './dashboard/procedures';
 import { billingRouter } from './billing/procedures';
 import { accountsRouter } from './accounts/procedures';
 import { newsRouter } from './news/procedures';
+import { batchesRouter } from './batches/procedures';
 
 /** Every endpoint of the administration API, defined once. */
 export const appRouter = router({
@@ -16,6 +17,7 @@ export const appRouter = router({
   billing: billingRouter,
   accounts: accountsRouter,
   news: newsRouter,
+  batches: batchesRouter,
 });
 
 export type AppRouter = typeof appRouter;

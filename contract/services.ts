@@ -7,6 +7,7 @@ import type { DashboardService } from './dashboard/service';
 import type { BillingService } from './billing/service';
 import type { AccountService } from './accounts/service';
 import type { NewsService } from './news/service';
+import type { BatchService } from './batches/service';
 
 export type { Caller, Actor, Role } from './auth/caller';
 
@@ -25,4 +26,5 @@ export interface Services {
   billing: BillingService;
   accounts: AccountService;
   news: NewsService;
+  batches: BatchService;
 }

@@ -10,7 +10,13 @@ export interface Target {
   headers: Record<string, string>;
   /** The process serving it, whose CPU time is measured per request (Linux only). */
   pid?: number;
+  /** Request bodies in another client format (bench:formats); the OpenAI-format BODIES otherwise. */
+  bodies?: Record<Workload, string>;
+  /** Where streamed calls go when the format names streaming in the path (Gemini's `:streamGenerateContent`). */
+  streamUrl?: string;
 }
+
+const urlOf = (t: Target, w: Workload) => (w === 'stream' && t.streamUrl ? t.streamUrl : t.url);
 
 export type Workload = 'whole' | 'stream';
 
@@ -83,7 +89,7 @@ export async function validate(t: Target, w: Workload): Promise<string | null> {
 export async function throughput(t: Target, w: Workload, seconds: number, connections: number): Promise<Throughput> {
   const cpu0 = t.pid === undefined ? undefined : cpuMicros(t.pid);
   const r = await autocannon({
-    url: t.url, method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: BODIES[w],
+    url: urlOf(t, w), method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: (t.bodies ?? BODIES)[w],
     connections, duration: seconds, timeout: 10,
   });
   const statuses = Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => `${code}×${s.count}`).join(' ');
@@ -118,7 +124,7 @@ export function cpuMicros(pid: number): number | undefined {
  * (autocannon's latency histogram is whole milliseconds: too coarse for sub-millisecond overhead).
  */
 export async function timingsAtOne(t: Target, w: Workload, seconds: number): Promise<Timings> {
-  const u = new URL(t.url);
+  const u = new URL(urlOf(t, w));
   const pool = new Pool(u.origin, { connections: 1, pipelining: 1 });
   const headers = { 'content-type': 'application/json', ...t.headers };
   const samples: number[] = [];
@@ -127,7 +133,7 @@ export async function timingsAtOne(t: Target, w: Workload, seconds: number): Pro
   try {
     while (Date.now() < end) {
       const t0 = process.hrtime.bigint();
-      const res = await pool.request({ path: u.pathname + u.search, method: 'POST', headers, body: BODIES[w] });
+      const res = await pool.request({ path: u.pathname + u.search, method: 'POST', headers, body: (t.bodies ?? BODIES)[w] });
       await res.body.text();
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       if (res.statusCode >= 200 && res.statusCode < 300) samples.push(ms);

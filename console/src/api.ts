@@ -2,6 +2,7 @@ import { createTRPCClient, httpBatchLink, isTRPCClientError, type TRPCLink } fro
 import { observable } from '@trpc/server/observable';
 import type { AppRouter } from '../../contract/index';
 import { endSession, sessionKey } from './session';
+import { t } from './i18n';
 
 export type Api = ReturnType<typeof createApi>;
 
@@ -16,7 +17,7 @@ const endSessionOn401 = (key: () => string | null): TRPCLink<AppRouter> => () =>
     return next(op).subscribe({
       next: (value) => observer.next(value),
       error: (err) => {
-        if (statusOf(err) === 401 && key() === sentWith) endSession('The server no longer accepts this key. Sign in again.');
+        if (statusOf(err) === 401 && key() === sentWith) endSession('keyRefused');
         observer.error(err);
       },
       complete: () => observer.complete(),
@@ -71,8 +72,8 @@ function describeIssues(message: string): { message: string; field: string | nul
     return null;
   }
   const text = issues.slice(0, 5).map((i) => {
-    if (i.code === 'unrecognized_keys' && i.keys?.length) return `unknown field: ${i.keys.join(', ')}`;
-    return `${i.path?.length ? i.path.join('.') : 'body'}: ${i.message ?? 'invalid'}`;
+    if (i.code === 'unrecognized_keys' && i.keys?.length) return t('errors.unknownField', { fields: i.keys.join(', ') });
+    return `${i.path?.length ? i.path.join('.') : t('errors.body')}: ${i.message ?? t('errors.invalid')}`;
   }).join('; ');
   const first = issues[0]?.path?.[0];
   return { message: text, field: typeof first === 'string' ? first : null };
@@ -82,12 +83,12 @@ export function describeError(err: unknown): Failure {
   if (isTRPCClientError(err)) {
     const status = statusOf(err);
     if (status === null && /fetch|network/i.test(err.message)) {
-      return { status: null, message: 'Cannot reach the server. Check the connection and try again.', field: null };
+      return { status: null, message: t('errors.unreachable'), field: null };
     }
     const issues = describeIssues(err.message);
     if (issues) return { status, ...issues };
     const named = /^([A-Za-z][A-Za-z_]*)(?:[.\[][^:]*)?: /.exec(err.message);
-    const message = status !== null && status >= 500 ? `The server failed (${status}). Try again; if it persists, check the server log.` : err.message;
+    const message = status !== null && status >= 500 ? t('errors.serverFailed', { status: String(status) }) : err.message;
     return { status, message, field: named ? named[1] : null };
   }
   return { status: null, message: err instanceof Error ? err.message : String(err), field: null };
@@ -95,4 +96,10 @@ export function describeError(err: unknown): Failure {
 
 export function isUnauthorized(err: unknown): boolean {
   return statusOf(err) === 401;
+}
+
+/** The API's error code (`invalid_api_key`, `account_disabled`…), or null when it gave none. */
+export function apiCodeOf(err: unknown): string | null {
+  if (!isTRPCClientError(err)) return null;
+  return (err.data as { apiCode?: string } | undefined)?.apiCode ?? null;
 }

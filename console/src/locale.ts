@@ -1,6 +1,6 @@
 /**
- * The locale the console formats numbers and dates in: the first of the browser's languages Intl
- * accepts, else en-US. Chromium under LANG=C reports `en-US@posix`, a tag every Intl constructor
+ * The browser's locale: the first of its languages Intl accepts, else en-US; the console formats
+ * numbers and dates in it while it shows English (i18n/index.ts `intlLocale`). Chromium under LANG=C reports `en-US@posix`, a tag every Intl constructor
  * refuses with a RangeError; uPlot hands `navigator.language` to Intl.NumberFormat as its module
  * loads, so such a tag left the whole console blank. When the browser's own tag is refused,
  * `navigator.language` (and `languages`) are shadowed with accepted ones before uPlot loads:

@@ -16,8 +16,9 @@ function readStored(): string | null {
 }
 
 const [key, setKey] = createSignal<string | null>(readStored());
-/** Why the last session ended, shown on the sign-in screen. */
-const [endedBecause, setEndedBecause] = createSignal<string | null>(null);
+/** Why a session ends, shown on the sign-in screen in the language of the moment. */
+export type EndReason = 'signedOut' | 'keyRefused';
+const [endedBecause, setEndedBecause] = createSignal<EndReason | null>(null);
 
 export const sessionKey = key;
 export const sessionEndReason = endedBecause;
@@ -28,7 +29,7 @@ export function startSession(apiKey: string): void {
   setKey(apiKey);
 }
 
-export function endSession(reason: string | null = null): void {
+export function endSession(reason: EndReason | null = null): void {
   try { sessionStorage.removeItem(STORAGE_KEY); } catch { /* nothing stored */ }
   setEndedBecause(reason);
   setKey(null);

@@ -47,10 +47,10 @@ const ModelStats = z.object({
   CreditUsed: z.number(),
 }).meta({ id: 'ModelStats' });
 
-/** What unit-billed routes used, by kind; the kinds are the gateway's (images, audio_seconds, characters, calls, search_units, audio_tokens). */
+/** What unit-billed routes used, by kind; the kinds are the gateway's (images, audio_seconds, characters, calls, search_units, audio_tokens, web_searches). */
 export const Units = z.record(z.string(), z.number()).meta({
   id: 'UsageUnits',
-  description: 'Units used by the routes billed by their own unit, by kind: images, audio_seconds, characters, calls (moderations, audio and speech calls), search_units (rerank), audio_tokens (realtime). Absent when the model was billed by tokens alone',
+  description: 'Units used by the routes billed by their own unit, by kind: images, audio_seconds, characters, calls (moderations, audio and speech calls), search_units (rerank), audio_tokens (realtime), web_searches (searches a provider ran for a chat call, billed per search). Absent when the model was billed by tokens alone',
   example: { images: 2 },
 });
 
@@ -59,10 +59,17 @@ const Share = z.object({
   cost_percentage: z.number().meta({ description: 'Percent of the period\'s credit used (0-100)' }),
 }).meta({ id: 'UsageShare' });
 
+/** Set on the figures of provider batches (`/v1/batches`, `/v1/messages/batches`), which a bill shows apart from calls. */
+const batchFields = {
+  batch: z.boolean().optional().meta({ description: 'Present (true) on provider batches\' usage (`/v1/batches`, `/v1/messages/batches`, billed at the batch price), kept apart from the same model\'s calls and named `<model> (batch)`; absent for calls' }),
+  model: z.string().optional().meta({ description: 'With `batch`: the model the batches ran' }),
+};
+
 export const LineItem = z.object({
-  name: z.string().meta({ description: 'Model' }),
+  name: z.string().meta({ description: 'Model; `<model> (batch)` for its provider batches' }),
   cost: z.number().meta({ description: 'Credit used (USD)' }),
   usage: z.object({ requests: z.int(), prompt: z.number(), completion: z.number(), reasoning: z.number(), cached: z.number(), units: Units.optional() }),
+  ...batchFields,
 }).meta({ id: 'BillLineItem' });
 
 export const DailyCost = z.object({
@@ -81,7 +88,7 @@ export const BillInfo = z.object({
   start_date: z.string().meta({ description: 'First UTC day of the period' }),
   end_date: z.string().meta({ description: 'Last UTC day of the period, included' }),
   daily_costs: z.array(DailyCost).meta({ description: 'Every day of the period, oldest first (days without usage carry zeros)' }),
-  usage_summary: z.record(z.string(), z.object({ model_stats: ModelStats, usage_analysis: Share, units: Units.optional() })).meta({ description: 'Per model over the whole period' }),
+  usage_summary: z.record(z.string(), z.object({ model_stats: ModelStats, usage_analysis: Share, units: Units.optional(), ...batchFields })).meta({ description: 'Per model over the whole period; a model\'s provider batches under `<model> (batch)`' }),
   total_requests: z.int(),
   total_prompt: z.number(),
   total_completion: z.number(),

@@ -4,7 +4,7 @@ import { isoTime } from '../common';
 /** The keys `/x-config` accepts; every value is a string. */
 export const CONFIG_KEYS = [
   'MODEL_MAPPER', 'MODEL_FAILOVER', 'LEVEL_MAPPER', 'SWITCH_OVER', 'RESOURCES', 'MODEL_LIMITS',
-  'PRICING', 'UNPRICED_MODEL_POLICY', 'DEFAULT_OUTPUT_LIMIT', 'XAI_MAIL', 'EMAIL_SMTP', 'EMAIL_PORT', 'EMAIL_AUTH', 'EMAIL_PASS',
+  'PRICING', 'UNPRICED_MODEL_POLICY', 'DEFAULT_OUTPUT_LIMIT', 'UNSUPPORTED_TOOLS', 'XAI_MAIL', 'EMAIL_SMTP', 'EMAIL_PORT', 'EMAIL_AUTH', 'EMAIL_PASS',
 ] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 /** EMAIL_PASS is write-only. */
@@ -13,7 +13,7 @@ export const READABLE_CONFIG_KEYS = CONFIG_KEYS.filter((k) => k !== 'EMAIL_PASS'
 const value = (max: number) => z.string({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a string' : undefined) }).max(max);
 const valueLimits: Record<ConfigKey, number> = {
   MODEL_MAPPER: 65_536, MODEL_FAILOVER: 65_536, LEVEL_MAPPER: 65_536, SWITCH_OVER: 4096, RESOURCES: 16_384,
-  MODEL_LIMITS: 131_072, PRICING: 262_144 /* the 128 KiB byte limit is checked with a precise message */, UNPRICED_MODEL_POLICY: 100, DEFAULT_OUTPUT_LIMIT: 20, XAI_MAIL: 320, EMAIL_SMTP: 255, EMAIL_PORT: 5, EMAIL_AUTH: 320, EMAIL_PASS: 1024,
+  MODEL_LIMITS: 131_072, PRICING: 262_144 /* the 128 KiB byte limit is checked with a precise message */, UNPRICED_MODEL_POLICY: 100, DEFAULT_OUTPUT_LIMIT: 20, UNSUPPORTED_TOOLS: 10, XAI_MAIL: 320, EMAIL_SMTP: 255, EMAIL_PORT: 5, EMAIL_AUTH: 320, EMAIL_PASS: 1024,
 };
 
 export const ConfigUpdate = z.strictObject(

@@ -70,7 +70,8 @@ export const ModelUsage = z.object({
 }).meta({ id: 'ModelUsage' });
 
 export const PeriodUsage = ModelUsage.extend({
-  ModelUsage: z.record(z.string(), ModelUsage).meta({ description: 'The same figures per model' }),
+  ModelUsage: z.record(z.string(), ModelUsage).meta({ description: 'The same figures per model; a model\'s provider batches (`/v1/batches`, `/v1/messages/batches`) apart, under `<model> (batch)`' }),
+  Batch: ModelUsage.optional().meta({ description: 'The part of these figures that provider batches used (billed at the batch price; each line a request); absent when none' }),
 }).meta({ id: 'PeriodUsage' });
 
 export const UserLive = UserInfo.extend({
@@ -149,7 +150,10 @@ export const RequestUsage = z.object({
   status: z.enum(['ok', 'abnormal']),
   duration_ms: z.int().nullable().meta({ description: 'Milliseconds from the call\'s arrival to its end (a realtime response: from its start to its `response.done`); null for records older than this field' }),
   first_byte_ms: z.int().nullable().meta({ description: 'Milliseconds until the answer\'s head went out, streamed or whole (a realtime response: until its first event); null when unknown' }),
-  units: Units.optional().meta({ description: 'What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens); absent for calls billed by tokens alone' }),
+  units: Units.optional().meta({ description: 'What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens), and the web searches a provider ran (web_searches, billed per search beside the tokens); absent for calls billed by tokens alone' }),
+  dropped_tools: z.array(z.string()).optional().meta({ description: 'The tools a translated call left out because its provider lacks them (UNSUPPORTED_TOOLS=drop), as named in the answer\'s x-switchyard-dropped header; absent when none was' }),
+  batch_id: z.string().optional().meta({ description: 'The provider batch this record bills (`/v1/batches`, `/v1/messages/batches`): one record per batch, at the batch price; absent for a call' }),
+  batch_lines: z.int().optional().meta({ description: 'How many of the batch\'s requests the record covers (those that succeeded)' }),
 }).meta({ id: 'RequestUsage' });
 
 export const RequestPage = z.object({

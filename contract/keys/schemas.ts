@@ -30,13 +30,27 @@ export const CloudPlatformConfig = z.strictObject({
   private_key: pem.meta({ description: 'Service-account private key (PEM). Write-only: never returned.' }),
 }).meta({ id: 'CloudPlatformProviderConfig', description: 'Cloud platform (Vertex AI style) with a service account.' });
 
-export const ProviderConfigInput = z.discriminatedUnion('provider_type', [StandardConfig, AnthropicConfig, CloudHostedConfig, CloudPlatformConfig]);
+export const BedrockConfig = z.strictObject({
+  provider_type: z.literal('bedrock'),
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as us-east-1').max(40).meta({ description: 'AWS region the requests are signed for (us-east-1)' }),
+  access_key_id: z.string().regex(/^[A-Z0-9]{16,128}$/, 'must be an AWS access key ID').optional().meta({ description: 'With it, requests are signed with SigV4 and the SecretKey is the secret access key; without it, the SecretKey is a Bedrock API key (Bearer)' }),
+  session_token: z.string().min(1).max(8192).optional().meta({ description: 'Temporary credentials\' session token. Write-only: never returned; left out on update to keep the stored one.' }),
+  models: modelMap('Model the client names → Bedrock model ID or inference profile (us.anthropic.claude-…); a model without an entry is sent as named').optional(),
+}).meta({ id: 'BedrockProviderConfig', description: 'AWS Bedrock runtime: Claude through InvokeModel with Anthropic\'s Messages API; OpenAI-format calls are translated to it.' });
+
+export const GeminiConfig = z.strictObject({
+  provider_type: z.literal('gemini'),
+}).meta({ id: 'GeminiProviderConfig', description: 'Google\'s Gemini API (AI Studio key, sent as x-goog-api-key); Provider is its base, https://generativelanguage.googleapis.com. Gemini-format calls go as sent; OpenAI- and Anthropic-format calls are translated to it.' });
+
+export const ProviderConfigInput = z.discriminatedUnion('provider_type', [StandardConfig, AnthropicConfig, CloudHostedConfig, CloudPlatformConfig, BedrockConfig, GeminiConfig]);
 /** On update the private key may be left out to keep the stored one. */
 export const ProviderConfigPatch = z.discriminatedUnion('provider_type', [
   StandardConfig,
   AnthropicConfig,
   CloudHostedConfig,
   CloudPlatformConfig.extend({ private_key: pem.optional() }),
+  BedrockConfig,
+  GeminiConfig,
 ]);
 
 export const ProviderConfigView = z.discriminatedUnion('provider_type', [
@@ -44,6 +58,8 @@ export const ProviderConfigView = z.discriminatedUnion('provider_type', [
   AnthropicConfig,
   CloudHostedConfig,
   CloudPlatformConfig.omit({ private_key: true }).extend({ private_key_set: z.boolean() }).meta({ id: 'CloudPlatformProviderConfigView' }),
+  BedrockConfig.omit({ session_token: true }).extend({ session_token_set: z.boolean() }).meta({ id: 'BedrockProviderConfigView' }),
+  GeminiConfig,
 ]).meta({ id: 'ProviderConfig' });
 
 const SecretKey = z.string().min(20, 'must be at least 20 characters').max(8192);

@@ -4,7 +4,7 @@ import { appRouter } from '../index';
 import { AREA_TAGS, buildOpenApiDocument, type OpenApiDocument } from './index';
 import { routeFacts, routeKey, type RouteFacts } from './routes';
 import { operations, type Operation, type Schema } from './types';
-import { ANTHROPIC_ERROR_SCHEMA, API_KEY_HEADER_SCHEME, PROXY_ROUTES, PROXY_TAG, STORED_RESPONSE_OPERATIONS } from './proxy';
+import { BATCH_FILE_OPERATIONS, ANTHROPIC_ERROR_SCHEMA, API_KEY_HEADER_SCHEME, PROXY_ROUTES, PROXY_TAG, STORED_RESPONSE_OPERATIONS } from './proxy';
 
 let doc: OpenApiDocument;
 let facts: Map<string, RouteFacts>;
@@ -26,6 +26,7 @@ const ADMIN_ENDPOINTS = [
   'get /x-dna', 'get /x-dna/{identifier}', 'post /x-self', 'get /x-info',
   'get /x-bill', 'get /dashboard/bill',
   'get /dashboard/status', 'get /dashboard/info', 'get /dashboard/live', 'get /dashboard/logs', 'get /dashboard/requests', 'get /dashboard/models', 'get /dashboard/news',
+  'get /dashboard/batches', 'get /dashboard/batches/{id}',
   'get /models', 'get /v1/models',
   'post /x-news', 'delete /x-news', 'post /x-news/{target}', 'delete /x-news/{target}',
 ];
@@ -136,7 +137,7 @@ describe('the OpenAPI document', () => {
       if (/^\/(x-bill|dashboard\/bill)$/.test(p)) return ['billing'];
       if (/^\/(x-gkey|x-ekey\/|x-dkey\/|healthz$)/.test(p)) return ['helpers'];
       if (p === '/dashboard/news') return ['news', 'dashboard'];
-      if ([...PROXY_ROUTES, ...STORED_RESPONSE_OPERATIONS].some((r) => r.path === p)) return [PROXY_TAG.name];
+      if ([...PROXY_ROUTES, ...STORED_RESPONSE_OPERATIONS, ...BATCH_FILE_OPERATIONS].some((r) => r.path === p)) return [PROXY_TAG.name];
       if (/^\/(dashboard\/|models$|v1\/models$)/.test(p)) return ['dashboard'];
       return [...areas.keys()];
     };
@@ -182,7 +183,13 @@ describe('the OpenAPI document', () => {
     expect(doc.components?.securitySchemes?.[API_KEY_HEADER_SCHEME]).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
     const proxied = [...operations(doc)].filter(({ op: o }) => isProxy(o));
     expect(proxied.map(({ method, path: p }) => `${method} ${p}`).sort())
-      .toEqual([...PROXY_ROUTES.map((r) => `post ${r.path}`), ...STORED_RESPONSE_OPERATIONS.map((r) => `${r.method} ${r.path}`)].sort());
+      .toEqual([...PROXY_ROUTES.map((r) => `post ${r.path}`), ...[...STORED_RESPONSE_OPERATIONS, ...BATCH_FILE_OPERATIONS].map((r) => `${r.method} ${r.path}`)].sort());
+    for (const r of BATCH_FILE_OPERATIONS) {
+      const o = op(r.method, r.path)!;
+      expect(o.description, r.path).toContain(`\`${r.alias}\``);
+      expect(o.security).toEqual([{ bearerAuth: [] }, { [API_KEY_HEADER_SCHEME]: [] }]);
+      expect(o.responses['401'].content!['application/json'].schema, r.path).toEqual({ $ref: `#/components/schemas/${r.anthropic ? ANTHROPIC_ERROR_SCHEMA : 'Error'}` });
+    }
     for (const r of STORED_RESPONSE_OPERATIONS) {
       const o = op(r.method, r.path)!;
       expect(o.description, r.path).toContain(`\`${r.alias}\``);

@@ -1,5 +1,9 @@
-import { ERROR_SCHEMA, SECURITY_SCHEME } from './responses';
 import type { OpenApiDocument, Operation, Response, Schema } from './types';
+import { aliasAndKey, ANTHROPIC_ERROR_SCHEMA, API_KEY_HEADER_SCHEME, CALL_HEADERS, errorAnswer, header, passThrough, PROVIDER_ANSWER_SCHEMA, PROXY_SECURITY, PROXY_TAG, ref, REQUEST_ID_PARAMETER, retryAfter } from './proxy-common';
+import { BATCH_FILE_OPERATIONS, batchFileBodies, batchFileOperation } from './batch-files';
+
+export { ANTHROPIC_ERROR_SCHEMA, API_KEY_HEADER_SCHEME, CALL_HEADERS, CLIENT_REQUEST_ID_MAX, CLIENT_REQUEST_ID_PATTERN, PROVIDER_ANSWER_SCHEMA, PROXY_DESCRIPTION, PROXY_TAG } from './proxy-common';
+export { BATCH_FILE_OPERATIONS } from './batch-files';
 
 /**
  * The AI proxy's routes in the OpenAPI document. They are not tRPC procedures (the gateway
@@ -7,23 +11,6 @@ import type { OpenApiDocument, Operation, Response, Schema } from './types';
  * are open objects: the gateway reads only `model`, `stream` and `stream_options` and passes
  * everything else to the provider unchanged; answers are the provider's own.
  */
-export const PROXY_TAG = {
-  name: 'AI proxy',
-  description: 'AI calls in the OpenAI and Anthropic formats, routed to the Owner\'s provider keys, billed to the calling account. '
-    + 'Call them with the `openai` or `@anthropic-ai/sdk` SDKs (`baseURL` `http://<host>:<port>/v1`); each also answers without the `/v1` prefix. '
-    + 'Realtime sessions are a WebSocket at `GET /v1/realtime?model=<model>` (key in `Authorization` or the `openai-insecure-api-key.<key>` subprotocol), billed per response; `/v1/realtime/client_secrets` is refused. '
-    + 'The model list is `GET /v1/models` (dashboard). Details: docs/proxy.md.',
-} as const;
-
-/** The document description's line about the proxy (the generated clients leave it out with the routes). */
-export const PROXY_DESCRIPTION = '* **AI proxy:** the operations tagged `AI proxy` are the gateway\'s AI routes: they also take the key as `x-api-key`, and `/v1/messages` answers errors in Anthropic\'s shape (`AnthropicError`).';
-
-/** Accepted as an alternative to the Bearer scheme on the proxy routes, as Anthropic's SDK sends it. */
-export const API_KEY_HEADER_SCHEME = 'apiKeyHeader';
-
-export const ANTHROPIC_ERROR_SCHEMA = 'AnthropicError';
-export const PROVIDER_ANSWER_SCHEMA = 'ProviderAnswer';
-
 interface ProxyRoute {
   path: string;
   alias: string;
@@ -69,7 +56,6 @@ const stream: Schema = {
   type: 'boolean',
   description: '`true`: the answer comes as server-sent events (`text/event-stream`), relayed as the provider sends them.',
 };
-const passThrough = (what: string): Schema => ({ description: `${what}; passed to the provider unchanged (the gateway does not read it).` });
 
 const requestBodies: Record<string, Schema> = {
   ChatCompletionRequest: {
@@ -192,11 +178,6 @@ const answerSchemas: Record<string, Schema> = {
   },
 };
 
-/** Every proxy-only component: the generator input leaves them out with the routes. */
-export const PROXY_SCHEMAS: readonly string[] = [...Object.keys(requestBodies), ...Object.keys(answerSchemas)].sort();
-
-const header = (description: string, type: 'integer' | 'string' = 'integer'): Schema => ({ description, schema: { type } });
-const retryAfter = (when: string) => header(`Seconds to wait before retrying (${when}).`);
 
 /** Error statuses the proxy answers itself; `codes` are the envelope's `code` values. */
 const ERRORS: [status: string, description: string, headers?: Record<string, Schema>][] = [
@@ -220,30 +201,7 @@ const ERRORS: [status: string, description: string, headers?: Record<string, Sch
   ['504', 'The provider did not send response headers within UPSTREAM_TIMEOUT_MS on the last key tried (`upstream_timeout`).'],
 ];
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-
-/** The pattern and length of a client request ID the gateway takes (server/gateway/request-id.ts). */
-export const CLIENT_REQUEST_ID_PATTERN = '^[A-Za-z0-9\\-_.:@+=]+$';
-export const CLIENT_REQUEST_ID_MAX = 128;
-
-/** The call's identity and the gateway's own time: on every answer of a proxy route, errors included. */
-export const CALL_HEADERS: Record<string, Schema> = {
-  'X-Request-Id': header('The call\'s request ID: the client\'s `X-Request-Id` when it sent a usable one, else one the gateway generated. It names the call\'s usage record, access log line and trace, and is the `request_id` of an error body.', 'string'),
-  'Server-Timing': header('The gateway\'s own time on the call, without the provider\'s: `gateway;dur=<ms>` (milliseconds, two decimals). On a streamed answer it covers the time until the head was sent.', 'string'),
-};
-
-const REQUEST_ID_PARAMETER: Schema = {
-  name: 'X-Request-Id',
-  in: 'header',
-  required: false,
-  description: 'The client\'s own ID for the call, echoed in the answer\'s `X-Request-Id` and used in the gateway\'s logs and usage records. '
-    + `Taken when it is 1 to ${CLIENT_REQUEST_ID_MAX} letters, digits or \`-_.:@+=\`; any other value is not refused, the gateway then generates an ID and answers with that one.`,
-  schema: { type: 'string', minLength: 1, maxLength: CLIENT_REQUEST_ID_MAX, pattern: CLIENT_REQUEST_ID_PATTERN },
-  example: 'checkout-7f3a2b',
-};
-
 function operation(r: ProxyRoute): Operation {
-  const errorRef = ref(r.anthropic ? ANTHROPIC_ERROR_SCHEMA : ERROR_SCHEMA);
   const ok: Response = {
     description: r.streams
       ? 'The provider\'s answer: JSON, or with `"stream": true` server-sent events. A stream the provider cuts or stalls ends with an `event: error` carrying `stream_interrupted`, then the connection closes without the final chunk.'
@@ -256,13 +214,13 @@ function operation(r: ProxyRoute): Operation {
   };
   const responses: Record<string, Response> = { '200': { ...ok, headers: { ...CALL_HEADERS } } };
   for (const [status, description, headers] of ERRORS) {
-    responses[status] = { description, headers: { ...CALL_HEADERS, ...headers }, content: { 'application/json': { schema: { ...errorRef } } } };
+    responses[status] = errorAnswer(description, r.anthropic, headers);
   }
   return {
     tags: [PROXY_TAG.name],
     summary: r.summary,
     description: [
-      `Also answered at \`${r.alias}\`. The account key goes in \`Authorization: Bearer <key>\` or \`x-api-key\`.`,
+      aliasAndKey(r.alias),
       r.anthropic
         ? 'Sent to the provider with its key\'s `x-api-key` and the client\'s `anthropic-version` (default `2023-06-01`) and `anthropic-beta`. Errors use Anthropic\'s shape.'
         : 'Sent to the provider with its key; the client\'s `openai-beta` header is passed on. Errors use the `Error` envelope.',
@@ -271,7 +229,7 @@ function operation(r: ProxyRoute): Operation {
       ...(r.upload ? ['The upload is streamed to the provider as it arrives, never held whole; the `model` field may come before or after the file.'] : []),
     ].join('\n\n'),
     operationId: r.operationId,
-    security: [{ [SECURITY_SCHEME]: [] }, { [API_KEY_HEADER_SCHEME]: [] }],
+    security: PROXY_SECURITY,
     parameters: [{ ...REQUEST_ID_PARAMETER }],
     requestBody: { required: true, content: { [r.upload ? 'multipart/form-data' : 'application/json']: { schema: ref(r.body) } } },
     responses,
@@ -308,13 +266,13 @@ export const STORED_RESPONSE_OPERATIONS: readonly StoredResponseOperation[] = [
 ];
 
 function storedResponseOperation(r: StoredResponseOperation): Operation {
-  const error = (description: string): Response => ({ description, headers: { ...CALL_HEADERS }, content: { 'application/json': { schema: ref(ERROR_SCHEMA) } } });
+  const error = (description: string) => errorAnswer(description, false);
   return {
     tags: [PROXY_TAG.name],
     summary: r.summary,
-    description: [`Also answered at \`${r.alias}\`. The account key goes in \`Authorization: Bearer <key>\` or \`x-api-key\`.`, r.description, WHERE_STORED].join('\n\n'),
+    description: [aliasAndKey(r.alias), r.description, WHERE_STORED].join('\n\n'),
     operationId: r.operationId,
-    security: [{ [SECURITY_SCHEME]: [] }, { [API_KEY_HEADER_SCHEME]: [] }],
+    security: PROXY_SECURITY,
     parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The response\'s ID.' }, ...(r.query ?? []), { ...REQUEST_ID_PARAMETER }],
     responses: {
       '200': { description: 'The provider\'s answer, or the gateway\'s for a response it keeps.', headers: { ...CALL_HEADERS }, content: { 'application/json': { schema: ref(PROVIDER_ANSWER_SCHEMA) } } },
@@ -329,6 +287,9 @@ function storedResponseOperation(r: StoredResponseOperation): Operation {
   };
 }
 
+/** Every proxy-only component: the generator input leaves them out with the routes. */
+export const PROXY_SCHEMAS: readonly string[] = [...Object.keys(requestBodies), ...Object.keys(batchFileBodies), ...Object.keys(answerSchemas)].sort();
+
 /** Adds the proxy's paths, their schemas, the `x-api-key` scheme and the AI proxy tag. */
 export function addProxyRoutes(doc: OpenApiDocument): void {
   for (const r of PROXY_ROUTES) {
@@ -339,9 +300,13 @@ export function addProxyRoutes(doc: OpenApiDocument): void {
     if (doc.paths[r.path]?.[r.method]) throw new Error(`OpenAPI: ${r.method} ${r.path} is both a contract route and a proxy route`);
     doc.paths[r.path] = { ...doc.paths[r.path], [r.method]: storedResponseOperation(r) };
   }
+  for (const r of BATCH_FILE_OPERATIONS) {
+    if (doc.paths[r.path]?.[r.method]) throw new Error(`OpenAPI: ${r.method} ${r.path} is both a contract route and a proxy route`);
+    doc.paths[r.path] = { ...doc.paths[r.path], [r.method]: batchFileOperation(r) };
+  }
   doc.components ??= {};
   const schemas = (doc.components.schemas ??= {});
-  for (const [name, schema] of Object.entries({ ...requestBodies, ...answerSchemas })) {
+  for (const [name, schema] of Object.entries({ ...requestBodies, ...batchFileBodies, ...answerSchemas })) {
     if (schemas[name]) throw new Error(`OpenAPI: schema ${name} is both a contract schema and a proxy schema`);
     schemas[name] = schema;
   }

@@ -1,5 +1,5 @@
 import { operations, type OpenApiDocument, type Schema } from '../../contract/openapi/types';
-import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG, STORED_RESPONSE_OPERATIONS } from '../../contract/openapi/proxy';
+import { BATCH_FILE_OPERATIONS, API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG, STORED_RESPONSE_OPERATIONS } from '../../contract/openapi/proxy';
 
 /** Stands in for any JSON value; both generators pass a property-less model through untouched. */
 export const JSON_VALUE = 'JsonValue';
@@ -85,7 +85,7 @@ export function forGenerator(doc: OpenApiDocument): OpenApiDocument {
  * The `openai` and `@anthropic-ai/sdk` SDKs are the clients for those routes.
  */
 export function withoutProxy(doc: OpenApiDocument): OpenApiDocument {
-  for (const r of [...PROXY_ROUTES, ...STORED_RESPONSE_OPERATIONS]) delete doc.paths[r.path];
+  for (const r of [...PROXY_ROUTES, ...STORED_RESPONSE_OPERATIONS, ...BATCH_FILE_OPERATIONS]) delete doc.paths[r.path];
   const schemas = doc.components?.schemas ?? {};
   for (const name of PROXY_SCHEMAS) delete schemas[name];
   delete doc.components?.securitySchemes?.[API_KEY_HEADER_SCHEME];

@@ -16,6 +16,7 @@ import { Authorizer } from '../admin/auth/authorizer';
 import { BalanceManagePolicy } from '../admin/accounts/manage-policy';
 import { Accounts } from '../admin/accounts/service';
 import { News } from '../admin/news/service';
+import { Batches } from '../admin/batches/service';
 import { openDatabase, migrate, type Database } from '../adapters/storage/database';
 import { ensureRoot } from './bootstrap-root';
 import { Vault } from '../adapters/security/crypto';
@@ -34,6 +35,7 @@ import { PartitionKeeper } from '../state/usage/partitions';
 import { proxyErrorBody } from '../gateway/errors';
 import { createProxy, memoryAdmissionStore, type AiProxy } from '../gateway/proxy';
 import { REALTIME_PATHS, ROUTES } from '../gateway/routes';
+import { registerGeminiRoutes } from './gemini-routes';
 import { REALTIME_HEADERS } from '../gateway/realtime/session';
 import { registerWebSocket } from '../core/http/websocket';
 import { AccountAlerts } from '../state/alerts/alerts';
@@ -186,6 +188,12 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
   const storedResponses = redis ? new StoredResponseBook(new RedisConversations(redis), log, { maxBytes: settings.maxBodyBytes }) : undefined;
   const proxy = createProxy({
     settings, log, db, accounts: accountCache, config: configStore, pool, usage, board: healthBoard, changes, alerts, admissionStore, telemetry, responseKeys, storedResponses,
+    writeRecords: recordWriterFor(database.kind),
+    // Test hook (the kill-mid-settlement test): never set in production.
+    batchSettlePauseMs: Number(process.env.SWITCHYARD_TEST_BATCH_SETTLE_PAUSE_MS) || undefined,
+    // Test hooks (the kill-mid-create test): never set in production.
+    batchCreatePauseMs: Number(process.env.SWITCHYARD_TEST_BATCH_CREATE_PAUSE_MS) || undefined,
+    batchPendingGraceMs: process.env.SWITCHYARD_TEST_BATCH_PENDING_GRACE_MS ? Number(process.env.SWITCHYARD_TEST_BATCH_PENDING_GRACE_MS) : undefined,
   });
   // Proxied calls under way finish (up to SHUTDOWN_GRACE_MS) and record their usage first.
   teardown.add('proxy', () => proxy.close());
@@ -225,6 +233,7 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
       changes, policy: managePolicy, pendingCredit: (id) => usage.pendingCredit(id),
     }),
     news: new News(db),
+    batches: new Batches(db),
   };
 
   const makeContext = (ex: Exchange): RequestContext => ({
@@ -315,13 +324,25 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
   app.any('/console/*', handle(serveConsole));
   // The AI proxy is the hot path: plain uWS routes, registered before the REST catch-all.
   // The transport's own refusals (body framing) answer in the route's format, as the proxy's do.
-  const anthropicError = (status: number, message: string, code: string) => proxyErrorBody(true, status, message, code);
+  const anthropicError = (status: number, message: string, code: string) => proxyErrorBody('anthropic', status, message, code);
   for (const [path, endpoint, canonical] of proxy.routes) {
     const errorBody = endpoint === 'messages' || endpoint === 'count_tokens' ? anthropicError : undefined;
     // Uploads (multipart audio and images) stream upstream as they arrive, up to MAX_UPLOAD_BYTES.
     const uploadLimit = ROUTES[endpoint].body === 'multipart' ? settings.maxUploadBytes : undefined;
     app.post(path, (res, req) => proxy.serve(new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames, errorBody, uploadLimit), endpoint, canonical));
   }
+  const restHandler = handle(rest);
+  // Gemini's format: its model routes on the proxy, its model list and model beside OpenAI's.
+  registerGeminiRoutes(app, {
+    proxy, maxBodyBytes: settings.maxBodyBytes, handle, rest: restHandler,
+    models: async (ex) => {
+      const apiKey = credentialFrom(ex.headers) ?? (new URLSearchParams(ex.query).get('key') || null);
+      const caller = await services.auth.authorize({ ...makeContext(ex), apiKey }, 'account');
+      const list = await services.dashboard.models({ caller, ip: ex.ip });
+      const routing = await configStore.routing(caller.ownerId);
+      return { ids: list.data.map((m) => m.id), defaultOutputLimit: routing.defaultOutputLimit };
+    },
+  });
   // A stored response's reads and deletion (GET, DELETE; the response ID is the path's one parameter).
   for (const route of proxy.storedResponseRoutes) {
     const register = route.method === 'GET' ? app.get.bind(app) : app.del.bind(app);
@@ -331,16 +352,38 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
       proxy.serveStoredResponse(ex, route, id, ex.query);
     });
   }
+  // The Files API: uploads stream upstream as they arrive, up to MAX_FILE_BYTES; reads and deletion take the file ID.
+  for (const route of proxy.fileRoutes) {
+    const register = route.method === 'POST' ? app.post.bind(app) : route.method === 'GET' ? app.get.bind(app) : app.del.bind(app);
+    const uploadLimit = route.action === 'upload' ? settings.maxFileBytes : undefined;
+    const hasId = route.path.includes(':id');
+    register(route.path, (res, req) => {
+      const id = hasId ? req.getParameter(0) ?? '' : '';
+      const ex = new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames, undefined, uploadLimit);
+      proxy.serveFile(ex, route, id, ex.query);
+    });
+  }
+  // The batch routes (OpenAI's and Anthropic's); `:id` is the provider's batch ID.
+  for (const route of proxy.batchRoutes) {
+    const register = route.method === 'POST' ? app.post.bind(app) : route.method === 'GET' ? app.get.bind(app) : app.del.bind(app);
+    const hasId = route.path.includes(':id');
+    const errorBody = route.api === 'anthropic' ? anthropicError : undefined;
+    register(route.path, (res, req) => {
+      const id = hasId ? req.getParameter(0) ?? '' : '';
+      const ex = new StreamingExchange(res, req, settings.maxBodyBytes, proxy.batchHeaderNames, errorBody);
+      proxy.serveBatch(ex, route, id, ex.query);
+    });
+  }
   // Realtime sessions on uWS's own WebSockets; the gateway sees them through core/http/websocket.ts.
   registerWebSocket(app, REALTIME_PATHS, REALTIME_HEADERS, (u) => proxy.realtime.serve(u));
   // Ephemeral client secrets would let a browser reach the provider directly, past billing: refused (docs/decisions.md).
   for (const path of ['/v1/realtime/client_secrets', '/realtime/client_secrets', '/v1/realtime/sessions', '/realtime/sessions']) {
     app.post(path, (res) => {
       res.cork(() => res.writeStatus('403 Forbidden').writeHeader('content-type', 'application/json')
-        .end(proxyErrorBody(false, 403, 'Realtime client secrets are not issued here: connect to /v1/realtime over WebSocket with your Switchyard API key (Authorization header or the openai-insecure-api-key subprotocol)', 'client_secrets_unsupported')));
+        .end(proxyErrorBody('openai', 403, 'Realtime client secrets are not issued here: connect to /v1/realtime over WebSocket with your Switchyard API key (Authorization header or the openai-insecure-api-key subprotocol)', 'client_secrets_unsupported')));
     });
   }
-  app.any('/*', handle(rest));
+  app.any('/*', restHandler);
 
   const listen = await listenExclusive(app, settings.host, settings.port);
   const url = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${listen.port}`;

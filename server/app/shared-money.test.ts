@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpClient } from '../testing/http';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { spawnServer, type RunningServer } from '../testing/spawn';
@@ -41,16 +42,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('three instances sharing money and
   const rootKey = generateAccountKey();
   const prefix = `test:money:${process.pid}:${Date.now()}:`;
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(servers[0].url + path, {
-      method,
-      headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
-    return JSON.parse(text);
-  };
+  const admin = (method: string, path: string, body?: unknown) => new HttpClient(servers[0].url, rootKey).ok(method, path, body);
   const createUser = async (name: string, fields: Record<string, unknown>) =>
     (await admin('POST', '/x-users', { Name: name, Email: `${name}@example.test`, ...fields })).User as { ID: number; SecretKey: string };
   const call = (server: RunningServer, key: string) => fetch(`${server.url}/v1/chat/completions`, {

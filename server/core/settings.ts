@@ -29,6 +29,8 @@ export interface Settings {
   realtimeMaxSessionMs: number;
   /** Largest multipart upload (audio transcriptions, image edits), streamed upstream rather than read whole (413 above). */
   maxUploadBytes: number;
+  /** Largest file uploaded to POST /v1/files (OpenAI's batch input limit by default), streamed upstream as it arrives (413 above). */
+  maxFileBytes: number;
   // AI proxy
   /** Longest wait for an upstream's response headers. */
   upstreamTimeoutMs: number;
@@ -56,6 +58,8 @@ export interface Settings {
   switchOverWindowMs: number;
   /** How often an in-memory balance is re-read from the ledger in the background. */
   balanceRefreshMs: number;
+  /** BATCH_POLL_MS: how often each instance asks the providers about open batches (to find their end and bill them). */
+  batchPollMs: number;
   /** How long shutdown waits for proxied requests under way. */
   shutdownGraceMs: number;
   /** USAGE_RETENTION_DAYS: raw usage records older than this many days are dropped by partition (0 keeps them). */
@@ -126,6 +130,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     realtimeIdleMs: int('REALTIME_IDLE_MS', env.REALTIME_IDLE_MS, 300_000, 1000, 86_400_000),
     realtimeMaxSessionMs: int('REALTIME_MAX_SESSION_MS', env.REALTIME_MAX_SESSION_MS, 3_600_000, 1000, 86_400_000),
     maxUploadBytes: int('MAX_UPLOAD_BYTES', env.MAX_UPLOAD_BYTES, 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxFileBytes: int('MAX_FILE_BYTES', env.MAX_FILE_BYTES, 200 * 1024 * 1024, 1024, 8 * 1024 * 1024 * 1024),
     upstreamTimeoutMs: int('UPSTREAM_TIMEOUT_MS', env.UPSTREAM_TIMEOUT_MS, 300_000, 100, 3_600_000),
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', env.UPSTREAM_CONNECT_TIMEOUT_MS, 10_000, 100, 600_000),
     streamIdleTimeoutMs: int('STREAM_IDLE_TIMEOUT_MS', env.STREAM_IDLE_TIMEOUT_MS, 60_000, 100, 3_600_000),
@@ -142,6 +147,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     switchOverThreshold: int('SWITCH_OVER_THRESHOLD', env.SWITCH_OVER_THRESHOLD, 5, 0, 1_000_000),
     switchOverWindowMs: int('SWITCH_OVER_WINDOW_MS', env.SWITCH_OVER_WINDOW_MS, 60_000, 100, 86_400_000),
     balanceRefreshMs: int('BALANCE_REFRESH_MS', env.BALANCE_REFRESH_MS, 30_000, 100, 86_400_000),
+    batchPollMs: int('BATCH_POLL_MS', env.BATCH_POLL_MS, 60_000, 50, 86_400_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 30_000, 0, 600_000),
     usageRetentionDays: int('USAGE_RETENTION_DAYS', env.USAGE_RETENTION_DAYS, 0, 0, 36_500),
     metrics: oneOf('METRICS', env.METRICS, ['on', 'open', 'off'], 'on'),

@@ -18,10 +18,13 @@ import type { UnpricedModels } from './stages/price-policy';
 import type { ResponseKeys } from '../state/response-keys/response-keys';
 import type { StoredResponses } from '../state/stored-responses/stored-responses';
 import type { Json } from './formats/types';
-import { ROUTES, type RouteSpec } from './routes';
+import { ROUTES, type PathParams, type RouteSpec } from './routes';
+import { errorFormatOf, type ErrorFormat } from './errors';
 import type { UnitUsage } from '../domain/pricing/units';
 import type { UsageUnits } from '../domain/usage/units';
 import type { UploadForm } from './upload/form';
+import type { FileBook } from './files/file-book';
+import type { BatchRouteDeps } from './batches/index';
 
 /** The proxy's tunables (from Settings). */
 export interface ProxySettings {
@@ -35,6 +38,8 @@ export interface ProxySettings {
   failoverBudgetMs: number;
   maxAttemptsPerLevel: number;
   shutdownGraceMs: number;
+  /** Largest file uploaded to /v1/files (MAX_FILE_BYTES; the transport enforces it, the refusal names it). */
+  maxFileBytes?: number;
 }
 
 /** What the proxy is built from: in-memory snapshots and the shared upstream connection pool. */
@@ -60,6 +65,10 @@ export interface ProxyDeps {
   storedResponses?: Pick<StoredResponses, 'keep' | 'recall' | 'read' | 'forget'>;
   /** Metrics, traces and the access log; nothing is measured without it. */
   telemetry?: ProxyTelemetry;
+  /** The files uploaded through the gateway and the keys holding them (files/); no Files API without it. */
+  files?: FileBook;
+  /** What the batch routes need beyond the proxy's own (batches/): no Batch APIs without it. */
+  batches?: BatchRouteDeps;
 }
 
 /**
@@ -68,8 +77,8 @@ export interface ProxyDeps {
  * its shape never changes as the stages fill it in.
  */
 export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd {
-  /** The client called `/v1/messages` or its token count: errors in Anthropic's format. */
-  readonly anthropic: boolean;
+  /** The envelope of the client's format its errors go in: Anthropic's on `/v1/messages` and its token count, Google's on the Gemini routes. */
+  readonly errorFormat: ErrorFormat;
   /** How the endpoint's body arrives and what it is billed by. */
   readonly route: RouteSpec;
   /** This gateway's own ID for the call, unique across instances: names the reservation. */
@@ -149,18 +158,29 @@ export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd 
   /** The last body sent upstream and its model, reused by the next attempt. */
   body: Buffer | undefined = undefined;
   bodyModel: string | undefined = undefined;
+  /** The tools the last body built left out (UNSUPPORTED_TOOLS=drop), and those of the body the answer came from. */
+  bodyDropped: string[] = [];
+  droppedTools: string[] = [];
   /** The key, Level and model that delivered the answer: what settle bills. */
   servedBy: PooledKey | undefined = undefined;
   servedLevel = 0;
   servedModel = '';
+  /**
+   * The catalogue name of the model ID the serving upstream was sent (`aws/us.anthropic.…`), on
+   * a kind whose own IDs the catalogue prices (ProviderKind.catalogue): settle bills at its price
+   * where the catalogue has one, else at the client-facing model's.
+   */
+  servedPriceAs: string | undefined = undefined;
 
   constructor(
     readonly ex: ClientExchange,
     readonly endpoint: Endpoint,
     /** The `/v1/...` path of the endpoint, whichever alias the client called. */
     readonly path: string,
+    /** What the path and query say on the routes that carry the model there (Gemini's); null on the others. */
+    readonly params: PathParams | null = null,
   ) {
-    this.anthropic = endpoint === 'messages' || endpoint === 'count_tokens';
+    this.errorFormat = errorFormatOf(endpoint);
     this.route = ROUTES[endpoint];
     this.id = clientRequestId(ex.headers['x-request-id']) ?? this.serial;
   }
@@ -178,6 +198,7 @@ export class ProxyCall implements ResponseStamp, TracedCallStart, TracedCallEnd 
     if (this.stream && status < 300) this.firstByteMs = now - this.startedAt;
     head.writeHeader('x-request-id', this.id);
     head.writeHeader('server-timing', `gateway;dur=${own.toFixed(2)}`);
+    if (this.droppedTools.length) head.writeHeader('x-switchyard-dropped', this.droppedTools.join(','));
   }
 
   /** The model for metrics and logs: the one billed, else the mapped one ('' before the body was read). */

@@ -69,6 +69,8 @@ export function genAiProvider(key: PooledKey, format: WireFormat): string {
   const type = key.config.provider_type;
   if (type === 'azure') return 'azure.ai.openai';
   if (type === 'vertex') return 'gcp.vertex_ai';
+  if (type === 'gemini') return 'gcp.gemini';
+  if (type === 'bedrock') return 'aws.bedrock';
   return format === 'anthropic' ? 'anthropic' : 'openai';
 }
 

@@ -19,7 +19,11 @@ import type { HealthBoard } from './key-health/board';
 import { KeyHealthEvents } from './key-health/events';
 import type { Changes } from '../state/changes/state-changes';
 import { PROXY_HEADERS, ProxyPipeline } from './pipeline';
-import { PROXY_ROUTES, STORED_RESPONSE_ROUTES, type StoredResponseRoute } from './routes';
+import { PROXY_ROUTES, STORED_RESPONSE_ROUTES, type PathParams, type StoredResponseRoute } from './routes';
+import { FILE_ROUTES, type FileRoute } from './files/routes';
+import { FileBook } from './files/file-book';
+import { BATCH_HEADERS, BATCH_ROUTES, BatchPoller, type BatchRoute } from './batches/index';
+import { jsonRecords, type RecordWriter } from '../state/usage/record-writers';
 import { RealtimeSessions } from './realtime/session';
 import type { ClientExchange } from './transport';
 import type { ProxyDeps } from './call';
@@ -36,12 +40,26 @@ export interface AiProxy {
   routes: typeof PROXY_ROUTES;
   /** The request headers the proxy reads; the exchange need not copy any other. */
   headerNames: readonly string[];
-  /** Serves one call; the transport creates the exchange (see ./transport). */
-  serve(ex: ClientExchange, endpoint: Endpoint, path: string): void;
+  /** Serves one call; the transport creates the exchange (see ./transport); `params` what a Gemini route's path and query say. */
+  serve(ex: ClientExchange, endpoint: Endpoint, path: string, params?: PathParams): void;
   /** The GET and DELETE routes on a stored response (`:id` in the path), free. */
   storedResponseRoutes: typeof STORED_RESPONSE_ROUTES;
   /** Serves a stored response's read or deletion: the route, the path's `:id` as sent and the query string. */
   serveStoredResponse(ex: ClientExchange, route: StoredResponseRoute, responseId: string, query: string): void;
+  /** The Files API routes (files/routes.ts): POST uploads (streamed, up to MAX_FILE_BYTES), GET and DELETE with `:id`. */
+  fileRoutes: typeof FILE_ROUTES;
+  /** Serves a Files API call: the route, the path's `:id` as sent ('' without one) and the query string. */
+  serveFile(ex: ClientExchange, route: FileRoute, fileId: string, query: string): void;
+  /** The files handed out and the keys holding them: the batch routes read a batch's input here and note its output files (`rememberFile`). */
+  files: FileBook;
+  /** The batch routes (batches/routes.ts): OpenAI's Batch API and Anthropic's Message Batches, `:id` the provider's batch ID. */
+  batchRoutes: typeof BATCH_ROUTES;
+  /** The request headers the batch routes read beyond `headerNames` (the Host the client called). */
+  batchHeaderNames: readonly string[];
+  /** Serves a batch route: the route, the path's `:id` as sent ('' without one) and the query string. */
+  serveBatch(ex: ClientExchange, route: BatchRoute, batchId: string, query: string): void;
+  /** Finds open batches' ends and bills them (BATCH_POLL_MS); tests call `poll` directly. */
+  batchPoller: BatchPoller;
   /** Calls under way. */
   readonly inFlight: number;
   /** Credit reservations, spend caps and rate limits (tests read its counters). */
@@ -81,6 +99,14 @@ export interface ProxyBuild {
   storedResponses?: StoredResponses;
   /** Metrics, traces and the access log (core/telemetry.ts); without it nothing is measured. */
   telemetry?: ProxyTelemetry;
+  /** How usage records are written in bulk on this database (a batch's bill is written in the poller's own transaction). */
+  writeRecords?: RecordWriter;
+  /** Test hook: a pause between reading a batch's output and committing its bill (a kill lands there). */
+  batchSettlePauseMs?: number;
+  /** Test hook: a pause between the provider accepting a batch and its row taking the provider's ID (a kill lands there). */
+  batchCreatePauseMs?: number;
+  /** Test hook: how long a batch row stays `creating` before the poller looks for its batch (default: batches/pending.ts). */
+  batchPendingGraceMs?: number;
 }
 
 /** This instance's counters: the default admission store. */
@@ -114,6 +140,8 @@ export function createProxy(b: ProxyBuild): AiProxy {
   }, healthEvents);
   const unpriced = new UnpricedModels(b.db, b.log);
   const responseKeys = b.responseKeys ?? new SharedResponseKeyBook(new DatabaseResponseKeys(b.db), b.log);
+  // A file is paired with its key as a stored response is (files/file-book.ts).
+  const files = new FileBook(b.db, responseKeys);
   const storedResponses = b.storedResponses ?? new StoredResponseBook(new DatabaseConversations(b.db), b.log, { maxBytes: s.maxBodyBytes });
   const deps: ProxyDeps = {
     settings: s,
@@ -132,15 +160,30 @@ export function createProxy(b: ProxyBuild): AiProxy {
     responseKeys,
     storedResponses,
     telemetry: b.telemetry,
+    files,
   };
+  deps.batches = {
+    db: b.db, settings: s, upstream, admission, pool: b.pool, kinds: deps.kinds, config: b.config, log: b.log, files,
+    writeRecords: b.writeRecords ?? jsonRecords, changes: b.changes, unpriced, switchOver, pauseBeforeCommitMs: b.batchSettlePauseMs, profiles: deps.profiles,
+    pauseBeforeAdoptMs: b.batchCreatePauseMs, pendingGraceMs: b.batchPendingGraceMs,
+  };
+  const batchPoller = new BatchPoller(deps.batches, s.batchPollMs);
+  batchPoller.start();
   const pipeline = new ProxyPipeline(deps);
   const realtime = new RealtimeSessions({ ...deps, settings: s });
   return {
     routes: PROXY_ROUTES,
     headerNames: PROXY_HEADERS,
-    serve: (ex, endpoint, path) => pipeline.serve(ex, endpoint, path),
+    serve: (ex, endpoint, path, params) => pipeline.serve(ex, endpoint, path, params),
     storedResponseRoutes: STORED_RESPONSE_ROUTES,
     serveStoredResponse: (ex, route, responseId, query) => pipeline.serveStoredResponse(ex, route, { responseId, query }),
+    fileRoutes: FILE_ROUTES,
+    serveFile: (ex, route, fileId, query) => pipeline.serveFile(ex, route, fileId, query),
+    files,
+    batchRoutes: BATCH_ROUTES,
+    batchHeaderNames: [...PROXY_HEADERS, ...BATCH_HEADERS],
+    serveBatch: (ex, route, batchId, query) => pipeline.serveBatch(ex, route, batchId, query),
+    batchPoller,
     get inFlight() {
       return pipeline.inFlight;
     },
@@ -151,6 +194,7 @@ export function createProxy(b: ProxyBuild): AiProxy {
     realtime,
     async close() {
       realtime.close();
+      await batchPoller.stop();
       await pipeline.close();
       await admission.drain();
       await health.settle();

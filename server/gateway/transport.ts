@@ -63,4 +63,10 @@ export interface ClientExchange {
   relay(status: number, headers: HeaderValues, omit: HeaderFilter, body: Uint8Array): void;
   /** Starts a streamed upstream answer, its headers passed on except those `omit` names. */
   openStream(status: number, headers: HeaderValues, omit: HeaderFilter): ResponseStream;
+  /**
+   * Holds the answer's clean end (a whole answer, a stream's last bytes) until the returned
+   * function is called; `finished` is set at once. Without it (an upgrade, the tests' fake) an
+   * answer ends as it is given.
+   */
+  holdEnd?(): () => void;
 }

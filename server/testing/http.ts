@@ -29,6 +29,13 @@ export class HttpClient {
   post<T = any>(path: string, body?: unknown) { return this.request<T>('POST', path, { body }); }
   put<T = any>(path: string, body?: unknown) { return this.request<T>('PUT', path, { body }); }
   delete<T = any>(path: string, body?: unknown) { return this.request<T>('DELETE', path, { body }); }
+
+  /** The answer's JSON, which must be a success: anything else throws, naming the call and what it answered. */
+  async ok<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+    const r = await this.request<T>(method, path, { body });
+    if (r.status >= 300) throw new Error(`${method} ${path} answered ${r.status}: ${r.text}`);
+    return r.body;
+  }
 }
 
 /** Asserts the error envelope (`{"error":{"message","type","code"}}`) and returns it. */

@@ -91,6 +91,18 @@ describe('OpenAI responses and embeddings', () => {
     expect((await helper.finalResponse()).output_text).toBe('This is a mock answer from gpt-4.1.');
   });
 
+  it('resolves an item_reference to an item of a response this key stored, and refuses any other as OpenAI does', async () => {
+    const r = await openai('sk-openai-refs').responses.create({ model: 'gpt-4.1', input: 'hello there' });
+    const ref = (id: string) => ({ type: 'item_reference' as const, id });
+    const again = await openai('sk-openai-refs').responses.create({ model: 'gpt-4.1', input: [{ role: 'user', content: 'hello there' }, ref(r.output[0].id!), { role: 'user', content: 'more' }] });
+    expect(again.status).toBe('completed');
+    for (const [key, id] of [['sk-openai-other', r.output[0].id!], ['sk-openai-refs', 'msg_unknown']] as const) {
+      const err: any = await openai(key).responses.create({ model: 'gpt-4.1', input: [ref(id)] }).catch((e) => e);
+      expect(err.status).toBe(400);
+      expect(err.error).toMatchObject({ type: 'invalid_request_error', message: `Item with id '${id}' not found.` });
+    }
+  });
+
   it('embeds in float and in the base64 encoding the SDK asks for by default', async () => {
     const viaSdk = await openai().embeddings.create({ model: 'text-embedding-3-small', input: ['alpha', 'beta'] });
     expect(mock.requests[0].body).toMatchObject({ encoding_format: 'base64' });
@@ -221,7 +233,8 @@ describe('Vertex-style cloud platform', () => {
     const streamed = await post('claude-sonnet-4@20250514:streamRawPredict', { ...ask, stream: true });
     expect(streamed.headers.get('content-type')).toMatch(/text\/event-stream/);
     expect(await streamed.text()).toMatch(/event: message_stop/);
-    const counted = await post('count-tokens:rawPredict', { ...ask, model: 'claude-sonnet-4@20250514' });
+    const { max_tokens: _, ...countAsk } = ask;
+    const counted = await post('count-tokens:rawPredict', { ...countAsk, model: 'claude-sonnet-4@20250514' });
     expect(await counted.json()).toEqual({ input_tokens: estimateTokens(hello[0].content) });
 
     const refusals: [Response, number, RegExp][] = [
@@ -229,7 +242,9 @@ describe('Vertex-style cloud platform', () => {
       [await post('claude-sonnet-4@20250514:rawPredict', { ...ask, anthropic_version: undefined }), 400, /anthropic_version: Field required/],
       [await post('claude-sonnet-4@20250514:rawPredict', { ...ask, stream: true }), 400, /streamRawPredict/],
       [await post('claude-sonnet-4@20250514:streamRawPredict', ask), 400, /stream/],
-      [await post('count-tokens:rawPredict', ask), 400, /model: Field required/],
+      [await post('count-tokens:rawPredict', countAsk), 400, /model: Field required/],
+      // count_tokens takes no max_tokens (nor any field of a Messages call beyond the prompt).
+      [await post('count-tokens:rawPredict', { ...ask, model: 'claude-sonnet-4@20250514' }), 400, /max_tokens: Extra inputs are not permitted/],
       [await post('claude-sonnet-4@20250514:rawPredict', ask, 'ya29.unknown'), 401, /credentials/],
     ];
     for (const [r, status, message] of refusals) {

@@ -7,9 +7,17 @@ import { completions, imageGenerations, moderations, rerank, speech } from './mo
 import { imageEdits, readMultipart, transcriptions } from './mock-upstream/uploads';
 import { attachRealtime, type RealtimeRecord } from './mock-upstream/realtime';
 import { TokenIssuer, type TokenBehaviour } from './mock-upstream/oauth';
+import { BEDROCK_PATH, bedrockAuth, bedrockCall, awsError, behaviourError } from './mock-upstream/bedrock';
+import { GEMINI_PATH, geminiBehaviourError, geminiCall, geminiError, geminiKeyOf } from './mock-upstream/gemini';
+import { FileStore, FILES_PATH, filesCall } from './mock-upstream/files';
+import { BatchClock, type BatchPace } from './mock-upstream/batch-clock';
+import { BATCHES_PATH, OpenAIBatches } from './mock-upstream/batches';
+import { MESSAGE_BATCHES_PATH, MessageBatches } from './mock-upstream/message-batches';
 
 export type { Behaviour, Usage } from './mock-upstream/common';
 export type { TokenBehaviour } from './mock-upstream/oauth';
+export type { BatchPace } from './mock-upstream/batch-clock';
+export { FAIL_LINE_MARKER } from './mock-upstream/batch-clock';
 export { estimateTokens } from './mock-upstream/common';
 export { startBlackHole, refusedOrigin, UNRESOLVABLE_ORIGIN, type BlackHole } from './mock-upstream/unreachable';
 
@@ -53,9 +61,20 @@ export interface MockUpstream {
   behaveToken(clientEmail: string, b: TokenBehaviour): void;
   /** Makes `/token` verify this service account's RS256 signatures (otherwise only shape and claims are checked). */
   trustServiceAccount(clientEmail: string, publicKeyPem: string): void;
+  /** Lets SigV4-signed Bedrock calls with this access key ID in, verified against its secret (any other is UnrecognizedClientException). */
+  trustAwsKey(accessKeyId: string, secretAccessKey: string): void;
   /** Invalidates every issued access token: Vertex-style calls with them get 401 until a new exchange. */
   revokeTokens(): void;
-  /** Clears requests, behaviours and the token-request count (issued tokens and trusted keys stay). */
+  /**
+   * Paces the batch APIs (OpenAI batches, Anthropic message batches): every open batch moves one
+   * stage per `stepMs` (null: only on stepBatches()), answering `linesPerStep` requests per step.
+   */
+  batchClock(pace: BatchPace): void;
+  /** Moves every open batch one stage now (resolves when the step is done). */
+  stepBatches(): Promise<void>;
+  /** Ends this batch's completion window now (OpenAI `batch_…` or Anthropic `msgbatch_…`): done requests kept, the rest expired. */
+  expireBatch(id: string): Promise<void>;
+  /** Clears requests, behaviours and the token-request count (issued tokens, trusted keys, files and batches stay). */
   reset(): void;
   close(): Promise<void>;
 }
@@ -92,7 +111,7 @@ function routeOf(path: string): Route | null {
     const model = decodeURIComponent(m[3]);
     const counts = model === 'count-tokens';
     return {
-      family: 'anthropic', handle: counts ? countTokens : messages, project: decodeURIComponent(m[1]), location: decodeURIComponent(m[2]), vertex: true,
+      family: 'anthropic', handle: counts ? (c: Call) => countTokens(c, true) : messages, project: decodeURIComponent(m[1]), location: decodeURIComponent(m[2]), vertex: true,
       rawPredict: counts ? undefined : { model, stream: m[4] === 'streamRawPredict' },
     };
   }
@@ -145,17 +164,35 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+export interface MockUpstreamOptions {
+  /** Milliseconds per batch stage (default 50); null holds batches until stepBatches(). */
+  batchStepMs?: number | null;
+  /** Requests a running batch answers per stage (default: all). */
+  batchLinesPerStep?: number;
+}
+
 /**
  * A fake set of AI providers (OpenAI, Anthropic, Azure-style deployments, a Vertex-style
  * cloud platform with its token exchange) on a loopback port, answering in each provider's
  * real wire format, recording every request, and misbehaving per credential on demand.
  */
-export async function startMockUpstream(): Promise<MockUpstream> {
+export async function startMockUpstream(options: MockUpstreamOptions = {}): Promise<MockUpstream> {
   const requests: RecordedRequest[] = [];
   const behaviours = new Map<string, Behaviour & { left?: number; setAt?: number }>();
   const tokenBehaviours = new Map<string, TokenBehaviour & { left?: number }>();
   const issuer = new TokenIssuer();
   const sockets = new Set<Socket>();
+  const awsKeys = new Map<string, string>();
+  const files = new FileStore();
+  const clock = new BatchClock({ stepMs: options.batchStepMs, linesPerStep: options.batchLinesPerStep });
+  /** The behaviour in force for a batch's requests, without using up its `times` (they are not calls). */
+  const behaviourFor = (credential: string, model: string): Behaviour => {
+    const b = behaviours.get(credential);
+    return b && (b.left === undefined || b.left > 0) ? inForce(b, model) : {};
+  };
+  const openaiBatches = new OpenAIBatches({ files, behaviourFor }, clock);
+  /** Made once the port is known: results_url points at the mock's own origin. */
+  let messageBatches: MessageBatches | null = null;
 
   /** The behaviour in force for this request, consuming one of its `times`. */
   function take<B extends { times?: number; left?: number }>(map: Map<string, B>, ...ids: (string | null)[]): B | undefined {
@@ -186,11 +223,40 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     sendJson(res, answer.status, answer.body);
   }
 
+  /**
+   * The stored-object APIs (files, batches) as any call: a credential, then the behaviour in
+   * force for it (failures, delays; its answer fields shape the batch lines instead). False
+   * when the request has been answered.
+   */
+  async function storedApiAdmits(req: IncomingMessage, res: ServerResponse, rec: RecordedRequest, headers: Record<string, string>, fail: typeof openaiError): Promise<boolean> {
+    if (!rec.credential) {
+      fail(res, 401, fail === anthropicError ? 'x-api-key header is required' : 'No API key provided.');
+      return false;
+    }
+    const b = inForce(take(behaviours, rec.credential), '');
+    if (b.dropConnection) {
+      req.socket.destroy();
+      return false;
+    }
+    if (b.blackHole) return false;
+    if (b.delayMs) await sleep(b.delayMs);
+    if (res.destroyed) return false;
+    const status = b.status ?? (b.retryAfter !== undefined || b.retryAfterMs !== undefined ? 429 : undefined);
+    if (status === undefined || status < 400) return true;
+    const extra: Record<string, string> = {};
+    if (status === 429 && b.retryAfter !== undefined) extra['retry-after'] = String(b.retryAfter);
+    if (status === 429 && b.retryAfterMs !== undefined) extra['retry-after-ms'] = String(b.retryAfterMs);
+    const echo = b.echoCredentials ? `: you sent ${headers.authorization ?? `x-api-key ${rec.credential}`} to http://${headers.host}${req.url}` : '';
+    fail(res, status, `mock upstream failure (${status})${echo}`, extra);
+    return false;
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const u = new URL(req.url ?? '/', 'http://mock');
-    // Uploads are parsed as they arrive, their files measured and hashed, never kept.
+    // Uploads are parsed as they arrive, their files measured and hashed, never kept (but the Files API's).
     const multipart = /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
-    const form = multipart ? await readMultipart(req).catch(() => null) : null;
+    // The Files API keeps its uploads: streamed to disk as they arrive (the gateway's tests send 200 MB).
+    const form = multipart ? await readMultipart(req, FILES_PATH.test(u.pathname) ? files.dir : undefined).catch(() => null) : null;
     const raw = multipart ? '' : await readBody(req);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
@@ -206,6 +272,55 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     requests.push(rec);
 
     if (req.method === 'POST' && u.pathname.endsWith('/token')) return tokenEndpoint(req, res, raw, rec);
+    if (FILES_PATH.test(u.pathname)) {
+      if (!(await storedApiAdmits(req, res, rec, headers, openaiError))) return;
+      return filesCall(res, files, rec.credential!, rec.method, u.pathname, u.searchParams, form);
+    }
+    if (MESSAGE_BATCHES_PATH.test(u.pathname)) {
+      if (!(await storedApiAdmits(req, res, rec, headers, anthropicError))) return;
+      return messageBatches!.call(req, res, rec.credential!, rec.method, u.pathname, json ? body : null, u.searchParams);
+    }
+    if (BATCHES_PATH.test(u.pathname)) {
+      if (!(await storedApiAdmits(req, res, rec, headers, openaiError))) return;
+      return openaiBatches.call(res, rec.credential!, rec.method, u.pathname, u.searchParams, json ? body : null);
+    }
+    const bedrock = req.method === 'POST' ? BEDROCK_PATH.exec(u.pathname) : null;
+    if (bedrock) {
+      // The signature covers the path as sent (still percent-encoded) and the body's bytes.
+      const auth = await bedrockAuth(req, res, req.url?.split('?')[0] ?? u.pathname, Buffer.from(raw, 'utf8'), awsKeys);
+      if (!auth) return;
+      rec.credential = auth.credential;
+      if (!json || typeof body !== 'object' || body === null || Array.isArray(body)) return awsError(res, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
+      const modelId = decodeURIComponent(bedrock[1]);
+      const b = inForce(take(behaviours, auth.credential), modelId);
+      if (b.dropConnection) return void req.socket.destroy();
+      if (b.blackHole) return;
+      if (b.delayMs) await sleep(b.delayMs);
+      if (b.status !== undefined && b.status >= 400) {
+        const echo = b.echoCredentials ? `: you sent ${headers.authorization} to http://${headers.host}${req.url}` : '';
+        return behaviourError(res, b.status, echo);
+      }
+      return bedrockCall(req, res, modelId, bedrock[2], body as Record<string, unknown>, b);
+    }
+    const gemini = req.method === 'POST' ? GEMINI_PATH.exec(u.pathname) : null;
+    if (gemini) {
+      const key = geminiKeyOf(res, headers, u.searchParams);
+      if (!key) return;
+      rec.credential = key;
+      // Google's answer to a body that is not JSON.
+      if (!json || typeof body !== 'object' || body === null || Array.isArray(body)) return geminiError(res, 400, 'Invalid JSON payload received. Unexpected token.');
+      const model = decodeURIComponent(gemini[1]);
+      const b = inForce(take(behaviours, key), model);
+      if (b.dropConnection) return void req.socket.destroy();
+      if (b.blackHole) return;
+      if (b.delayMs) await sleep(b.delayMs);
+      const status = b.status ?? (b.retryAfter !== undefined ? 429 : undefined);
+      if (status !== undefined && status >= 400) {
+        const echo = b.echoCredentials ? `: you sent x-goog-api-key ${key} to http://${headers.host}${req.url}` : '';
+        return geminiBehaviourError(res, status, echo, b.retryAfter);
+      }
+      return geminiCall(req, res, model, gemini[2], u.searchParams, body as Record<string, any>, b);
+    }
     const stored = /\/v1\/responses\/([^/]+)(\/input_items)?$/.exec(u.pathname);
     if (stored && (req.method === 'GET' || req.method === 'DELETE')) {
       return storedResponse(res, rec.credential, req.method, decodeURIComponent(stored[1]), stored[2] !== undefined, u.searchParams);
@@ -278,6 +393,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  messageBatches = new MessageBatches({ files, behaviourFor }, clock, `http://127.0.0.1:${port}`);
 
   return {
     url: `http://127.0.0.1:${port}`,
@@ -293,6 +409,18 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     trustServiceAccount(clientEmail, publicKeyPem) {
       issuer.trust(clientEmail, publicKeyPem);
     },
+    trustAwsKey(accessKeyId, secretAccessKey) {
+      awsKeys.set(accessKeyId, secretAccessKey);
+    },
+    batchClock(pace) {
+      clock.pace(pace);
+    },
+    stepBatches() {
+      return clock.step();
+    },
+    async expireBatch(id) {
+      if (!(await clock.expire(id))) throw new Error(`mock upstream: no batch ${id}`);
+    },
     revokeTokens() {
       issuer.revoke();
     },
@@ -306,6 +434,8 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     close() {
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
+        clock.close();
+        files.close();
         // Stalled streams and keep-alive sockets would otherwise hold close() forever.
         for (const s of sockets) s.destroy();
       });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../contract/openapi/index';
 import type { OpenApiDocument, Schema } from '../../contract/openapi/types';
 import { forGenerator, JSON_VALUE } from '../../scripts/openapi/generator-input';
-import { API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG, STORED_RESPONSE_OPERATIONS } from '../../contract/openapi/proxy';
+import { BATCH_FILE_OPERATIONS, API_KEY_HEADER_SCHEME, PROXY_DESCRIPTION, PROXY_ROUTES, PROXY_SCHEMAS, PROXY_TAG, STORED_RESPONSE_OPERATIONS } from '../../contract/openapi/proxy';
 
 const unionsIn = (x: unknown, where = ''): string[] => {
   if (!x || typeof x !== 'object') return [];
@@ -36,13 +36,13 @@ describe('the document as openapi-generator 4.3.1 sees it', () => {
 
   it('turns the provider config union into one object keyed by provider_type', () => {
     expect(schemas.ProviderConfig).toMatchObject({ type: 'object', required: ['provider_type'] });
-    expect(schemas.ProviderConfig.properties.provider_type.enum).toEqual(['standard', 'anthropic', 'azure', 'vertex']);
-    expect(Object.keys(schemas.ProviderConfig.properties)).toEqual(expect.arrayContaining(['responses', 'deployments', 'base_url', 'private_key_set']));
+    expect(schemas.ProviderConfig.properties.provider_type.enum).toEqual(['standard', 'anthropic', 'azure', 'vertex', 'bedrock', 'gemini']);
+    expect(Object.keys(schemas.ProviderConfig.properties)).toEqual(expect.arrayContaining(['responses', 'deployments', 'base_url', 'private_key_set', 'region', 'access_key_id', 'session_token_set', 'models']));
     expect(schemas.ProviderConfig.discriminator).toBeUndefined();
   });
 
   it('leaves out the AI proxy routes, their schemas, the x-api-key scheme, tag and description line', () => {
-    const proxyPaths = [...PROXY_ROUTES, ...STORED_RESPONSE_OPERATIONS].map((r) => r.path);
+    const proxyPaths = [...PROXY_ROUTES, ...STORED_RESPONSE_OPERATIONS, ...BATCH_FILE_OPERATIONS].map((r) => r.path);
     for (const p of proxyPaths) {
       expect(doc.paths, p).toHaveProperty([p]);
       expect(gen.paths, p).not.toHaveProperty([p]);

@@ -4,7 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../contract/openapi/index';
-import { PROXY_ROUTES as DOCUMENTED, PROXY_TAG } from '../../contract/openapi/proxy';
+import { BATCH_FILE_OPERATIONS, PROXY_ROUTES as DOCUMENTED, PROXY_TAG } from '../../contract/openapi/proxy';
+import { BATCH_ROUTES } from '../../server/gateway/batches/routes';
+import { FILE_ROUTES } from '../../server/gateway/files/routes';
 import { operations } from '../../contract/openapi/types';
 import { PROXY_ROUTES as SERVED } from '../../server/gateway/proxy';
 import { STORED_RESPONSE_ROUTES } from '../../server/gateway/routes';
@@ -27,7 +29,8 @@ function postForm(path: string, headers: Record<string, string>) {
 describe('the AI proxy routes in the OpenAPI document', () => {
   it('are the routes the gateway serves, each alias named in its description', () => {
     const doc = buildOpenApiDocument();
-    const tagged = [...operations(doc)].filter(({ op }) => op.tags?.includes(PROXY_TAG.name));
+    const batchOrFile = (path: string) => BATCH_FILE_OPERATIONS.some((r) => r.path === path);
+    const tagged = [...operations(doc)].filter(({ op, path }) => op.tags?.includes(PROXY_TAG.name) && !batchOrFile(path));
     const canonical = [...new Set(SERVED.map(([, , c]) => c))].sort();
     expect(tagged.filter(({ method }) => method === 'post').map(({ path }) => path).sort()).toEqual(canonical);
     // A stored response's reads and deletion, each with its alias.
@@ -41,6 +44,32 @@ describe('the AI proxy routes in the OpenAPI document', () => {
       const aliases = SERVED.filter(([p, , c]) => c === r.path && p !== r.path).map(([p]) => p);
       expect(aliases, r.path).toEqual([r.alias]);
       expect(doc.paths[r.path].post!.description, r.path).toContain(`\`${r.alias}\``);
+    }
+  });
+
+  it('list the Files and batch routes the gateway serves, each alias named in its description', () => {
+    const doc = buildOpenApiDocument();
+    const served = [...BATCH_ROUTES, ...FILE_ROUTES];
+    const documented = BATCH_FILE_OPERATIONS.map((r) => `${r.method.toUpperCase()} ${r.path}`).sort();
+    expect(documented).toEqual([...new Set(served.map((r) => `${r.method} ${r.canonical}`))].sort());
+    for (const r of served) {
+      const op = doc.paths[r.canonical][r.method.toLowerCase() as 'get' | 'post' | 'delete']!;
+      expect(op.tags, r.path).toEqual([PROXY_TAG.name]);
+      const alias = r.path.replace(':id', '{id}');
+      if (alias !== r.canonical) expect(op.description, r.path).toContain(`\`${alias}\``);
+      expect(op.parameters!.some((p) => p.name === 'id' && p.in === 'path'), r.path).toBe(r.canonical.includes('{id}'));
+    }
+  });
+
+  it('answer the Files and batch routes 401 without a key, in the documented error shape', async () => {
+    for (const r of [...BATCH_ROUTES, ...FILE_ROUTES]) {
+      const path = r.path.replace(':id', 'batch_abc');
+      const res = await fetch(`${gw.url}${path}`, { method: r.method });
+      expect(res.status, `${r.method} ${path}`).toBe(401);
+      const body = await res.json();
+      const documented = BATCH_FILE_OPERATIONS.find((o) => o.path === r.canonical && o.method === r.method.toLowerCase())!;
+      if (documented.anthropic) expect(body, path).toMatchObject({ type: 'error', error: { type: 'authentication_error', code: 'missing_api_key' } });
+      else expect(body, path).toMatchObject({ error: { type: 'authentication_error', code: 'missing_api_key' } });
     }
   });
 

@@ -16,6 +16,8 @@ const README_GATEWAY = '127.0.0.1:8080';
 const README_UPSTREAM = '127.0.0.1:9999';
 /** A reader takes longer than this between two blocks; usage reaches bills in a fraction of it. */
 const READER_PAUSE_MS = 1000;
+/** The blocks of step 7 that run a coding agent (Claude Code, Codex, Gemini CLI). */
+const AGENT_BLOCK = /^npx (claude|codex|gemini) /m;
 
 let work: string;
 let gateway: Terminal | undefined;
@@ -35,7 +37,11 @@ beforeAll(async () => {
     .replaceAll(README_GATEWAY, `127.0.0.1:${gatewayPort}`)
     .replaceAll(README_UPSTREAM, `127.0.0.1:${upstreamPort}`);
   // A fresh machine's shell: no variables of this test run, nothing from a profile.
-  const base = { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: work, LANG: 'C.UTF-8' };
+  const base = {
+    PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: work, LANG: 'C.UTF-8',
+    // The coding agents of step 7 call only the gateway: their own traffic (updates, telemetry) stays off, as on a machine without network.
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', NPM_CONFIG_UPDATE_NOTIFIER: 'false',
+  };
 
   const scripts = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
   const demo = /^tsx (\S+)$/.exec(scripts['demo:upstream'] ?? '');
@@ -89,6 +95,19 @@ const checks: [what: string, pattern: RegExp, check: (run: BlockRun) => void][] 
     expect(bill.total_credit_used).toBeGreaterThan(0);
     expect(bill.usage_summary['gpt-4o-mini'].model_stats).toMatchObject({ Requests: 3, CreditUsed: bill.total_credit_used });
   }],
+  ['runs Claude Code through the gateway', /^npx claude -p /m, (r) => {
+    expect(r.stdout).toContain('This is a mock answer from');
+  }],
+  ['runs Codex through the gateway', /^npx codex exec /m, (r) => {
+    expect(r.stdout).toContain('This is a mock answer from');
+  }],
+  ['runs Gemini CLI through the gateway', /^npx gemini /m, (r) => {
+    expect(r.stdout).toContain('This is a mock answer from gemini-2.5-flash');
+  }],
+  ['runs the @google/genai script', /^node gemini\.mjs$/, (r) => {
+    expect(r.stdout).toContain('mock answer from gemini-2.5-flash');
+    expect(r.stdout).toContain('promptTokenCount');
+  }],
   ['reads the Owner\'s bill of alice', /\/x-bill\?user=alice/, (r) => {
     const bill = json(r);
     expect(bill.usage_users).toHaveLength(1);
@@ -121,10 +140,12 @@ describe('README quick start', () => {
         continue;
       }
       await new Promise((r) => setTimeout(r, READER_PAUSE_MS));
-      const run = await shell!.run(rewrite(b.code));
+      // A coding agent reports its progress on stderr; its answer is on stdout.
+      const agent = AGENT_BLOCK.test(b.code);
+      const run = await shell!.run(rewrite(b.code), agent ? 120_000 : undefined);
       const where = `README line ${b.line}:\n${b.code}\n--- stdout:\n${run.stdout}\n--- stderr:\n${run.stderr}\n--- gateway:\n${gateway!.output.slice(-2000)}`;
       expect(run.ok, where).toBe(true);
-      expect(run.stderr, where).toBe('');
+      if (!agent) expect(run.stderr, where).toBe('');
       if (run.stdout.trimStart().startsWith('{')) expect(json(run), where).not.toHaveProperty('error');
       const check = checks.find(([, pattern]) => pattern.test(b.code));
       if (check) {
@@ -137,5 +158,5 @@ describe('README quick start', () => {
       ran.add(b);
     }
     for (const [what, pattern] of checks) expect(ran.has(blockNamed(what, pattern)), what).toBe(true);
-  }, 180_000);
+  }, 420_000);
 });

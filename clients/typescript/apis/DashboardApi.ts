@@ -15,6 +15,12 @@
 
 import * as runtime from '../runtime';
 import {
+    BatchPage,
+    BatchPageFromJSON,
+    BatchPageToJSON,
+    GatewayBatch,
+    GatewayBatchFromJSON,
+    GatewayBatchToJSON,
     LogPage,
     LogPageFromJSON,
     LogPageToJSON,
@@ -34,6 +40,17 @@ import {
     UserStatusFromJSON,
     UserStatusToJSON,
 } from '../models';
+
+export interface BatchesGetRequest {
+    id: string;
+}
+
+export interface BatchesListRequest {
+    user?: string;
+    status?: BatchesListStatusEnum;
+    limit?: number;
+    offset?: number;
+}
 
 export interface DashboardLogsRequest {
     page?: number;
@@ -93,6 +110,98 @@ export class DashboardApi extends runtime.BaseAPI {
      */
     async accountsStatus(): Promise<UserStatus> {
         const response = await this.accountsStatusRaw();
+        return await response.value();
+    }
+
+    /**
+     * Access: Any valid account API key.
+     * One provider batch of the caller\'s subtree
+     */
+    async batchesGetRaw(requestParameters: BatchesGetRequest): Promise<runtime.ApiResponse<GatewayBatch>> {
+        if (requestParameters.id === null || requestParameters.id === undefined) {
+            throw new runtime.RequiredError('id','Required parameter requestParameters.id was null or undefined when calling batchesGet.');
+        }
+
+        const queryParameters: runtime.HTTPQuery = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = typeof token === 'function' ? token("bearerAuth", []) : token;
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+        const response = await this.request({
+            path: `/dashboard/batches/{id}`.replace(`{${"id"}}`, encodeURIComponent(String(requestParameters.id))),
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        });
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => GatewayBatchFromJSON(jsonValue));
+    }
+
+    /**
+     * Access: Any valid account API key.
+     * One provider batch of the caller\'s subtree
+     */
+    async batchesGet(requestParameters: BatchesGetRequest): Promise<GatewayBatch> {
+        const response = await this.batchesGetRaw(requestParameters);
+        return await response.value();
+    }
+
+    /**
+     * Batches created through `/v1/batches` and `/v1/messages/batches` by the account (`user`, default the caller) and every account below it: status, lines, what each holds (`reserved`) and what it was billed.  Access: Any valid account API key.
+     * Provider batches of the caller\'s subtree, newest first
+     */
+    async batchesListRaw(requestParameters: BatchesListRequest): Promise<runtime.ApiResponse<BatchPage>> {
+        const queryParameters: runtime.HTTPQuery = {};
+
+        if (requestParameters.user !== undefined) {
+            queryParameters['user'] = requestParameters.user;
+        }
+
+        if (requestParameters.status !== undefined) {
+            queryParameters['status'] = requestParameters.status;
+        }
+
+        if (requestParameters.limit !== undefined) {
+            queryParameters['limit'] = requestParameters.limit;
+        }
+
+        if (requestParameters.offset !== undefined) {
+            queryParameters['offset'] = requestParameters.offset;
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = typeof token === 'function' ? token("bearerAuth", []) : token;
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+        const response = await this.request({
+            path: `/dashboard/batches`,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        });
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => BatchPageFromJSON(jsonValue));
+    }
+
+    /**
+     * Batches created through `/v1/batches` and `/v1/messages/batches` by the account (`user`, default the caller) and every account below it: status, lines, what each holds (`reserved`) and what it was billed.  Access: Any valid account API key.
+     * Provider batches of the caller\'s subtree, newest first
+     */
+    async batchesList(requestParameters: BatchesListRequest): Promise<BatchPage> {
+        const response = await this.batchesListRaw(requestParameters);
         return await response.value();
     }
 
@@ -406,6 +515,14 @@ export class DashboardApi extends runtime.BaseAPI {
 
 }
 
+/**
+    * @export
+    * @enum {string}
+    */
+export enum BatchesListStatusEnum {
+    Open = 'open',
+    Settled = 'settled'
+}
 /**
     * @export
     * @enum {string}

@@ -59,7 +59,7 @@ export interface BillInfo {
      */
     daily_costs: Array<DailyCost>;
     /**
-     * Per model over the whole period
+     * Per model over the whole period; a model's provider batches under `<model> (batch)`
      * @type {{ [key: string]: BillInfoUsageSummary; }}
      * @memberof BillInfo
      */

@@ -48,6 +48,18 @@ export interface BillInfoUsageSummary {
      * @memberof BillInfoUsageSummary
      */
     units?: any;
+    /**
+     * Present (true) on provider batches' usage (`/v1/batches`, `/v1/messages/batches`, billed at the batch price), kept apart from the same model's calls and named `<model> (batch)`; absent for calls
+     * @type {boolean}
+     * @memberof BillInfoUsageSummary
+     */
+    batch?: boolean;
+    /**
+     * With `batch`: the model the batches ran
+     * @type {string}
+     * @memberof BillInfoUsageSummary
+     */
+    model?: string;
 }
 
 export function BillInfoUsageSummaryFromJSON(json: any): BillInfoUsageSummary {
@@ -63,6 +75,8 @@ export function BillInfoUsageSummaryFromJSONTyped(json: any, ignoreDiscriminator
         'model_stats': ModelStatsFromJSON(json['model_stats']),
         'usage_analysis': UsageShareFromJSON(json['usage_analysis']),
         'units': !exists(json, 'units') ? undefined : json['units'],
+        'batch': !exists(json, 'batch') ? undefined : json['batch'],
+        'model': !exists(json, 'model') ? undefined : json['model'],
     };
 }
 
@@ -78,6 +92,8 @@ export function BillInfoUsageSummaryToJSON(value?: BillInfoUsageSummary | null):
         'model_stats': ModelStatsToJSON(value.model_stats),
         'usage_analysis': UsageShareToJSON(value.usage_analysis),
         'units': value.units,
+        'batch': value.batch,
+        'model': value.model,
     };
 }
 

@@ -27,7 +27,7 @@ import {
  */
 export interface BillLineItem {
     /**
-     * Model
+     * Model; `<model> (batch)` for its provider batches
      * @type {string}
      * @memberof BillLineItem
      */
@@ -44,6 +44,18 @@ export interface BillLineItem {
      * @memberof BillLineItem
      */
     usage: BillLineItemUsage;
+    /**
+     * Present (true) on provider batches' usage (`/v1/batches`, `/v1/messages/batches`, billed at the batch price), kept apart from the same model's calls and named `<model> (batch)`; absent for calls
+     * @type {boolean}
+     * @memberof BillLineItem
+     */
+    batch?: boolean;
+    /**
+     * With `batch`: the model the batches ran
+     * @type {string}
+     * @memberof BillLineItem
+     */
+    model?: string;
 }
 
 export function BillLineItemFromJSON(json: any): BillLineItem {
@@ -59,6 +71,8 @@ export function BillLineItemFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'name': json['name'],
         'cost': json['cost'],
         'usage': BillLineItemUsageFromJSON(json['usage']),
+        'batch': !exists(json, 'batch') ? undefined : json['batch'],
+        'model': !exists(json, 'model') ? undefined : json['model'],
     };
 }
 
@@ -74,6 +88,8 @@ export function BillLineItemToJSON(value?: BillLineItem | null): any {
         'name': value.name,
         'cost': value.cost,
         'usage': BillLineItemUsageToJSON(value.usage),
+        'batch': value.batch,
+        'model': value.model,
     };
 }
 

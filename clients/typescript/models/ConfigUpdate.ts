@@ -78,6 +78,12 @@ export interface ConfigUpdate {
      * @type {string}
      * @memberof ConfigUpdate
      */
+    UNSUPPORTED_TOOLS?: string;
+    /**
+     * 
+     * @type {string}
+     * @memberof ConfigUpdate
+     */
     XAI_MAIL?: string;
     /**
      * 
@@ -124,6 +130,7 @@ export function ConfigUpdateFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'PRICING': !exists(json, 'PRICING') ? undefined : json['PRICING'],
         'UNPRICED_MODEL_POLICY': !exists(json, 'UNPRICED_MODEL_POLICY') ? undefined : json['UNPRICED_MODEL_POLICY'],
         'DEFAULT_OUTPUT_LIMIT': !exists(json, 'DEFAULT_OUTPUT_LIMIT') ? undefined : json['DEFAULT_OUTPUT_LIMIT'],
+        'UNSUPPORTED_TOOLS': !exists(json, 'UNSUPPORTED_TOOLS') ? undefined : json['UNSUPPORTED_TOOLS'],
         'XAI_MAIL': !exists(json, 'XAI_MAIL') ? undefined : json['XAI_MAIL'],
         'EMAIL_SMTP': !exists(json, 'EMAIL_SMTP') ? undefined : json['EMAIL_SMTP'],
         'EMAIL_PORT': !exists(json, 'EMAIL_PORT') ? undefined : json['EMAIL_PORT'],
@@ -150,6 +157,7 @@ export function ConfigUpdateToJSON(value?: ConfigUpdate | null): any {
         'PRICING': value.PRICING,
         'UNPRICED_MODEL_POLICY': value.UNPRICED_MODEL_POLICY,
         'DEFAULT_OUTPUT_LIMIT': value.DEFAULT_OUTPUT_LIMIT,
+        'UNSUPPORTED_TOOLS': value.UNSUPPORTED_TOOLS,
         'XAI_MAIL': value.XAI_MAIL,
         'EMAIL_SMTP': value.EMAIL_SMTP,
         'EMAIL_PORT': value.EMAIL_PORT,

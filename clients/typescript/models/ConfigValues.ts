@@ -78,6 +78,12 @@ export interface ConfigValues {
      * @type {string}
      * @memberof ConfigValues
      */
+    UNSUPPORTED_TOOLS: string;
+    /**
+     * 
+     * @type {string}
+     * @memberof ConfigValues
+     */
     XAI_MAIL: string;
     /**
      * 
@@ -118,6 +124,7 @@ export function ConfigValuesFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'PRICING': json['PRICING'],
         'UNPRICED_MODEL_POLICY': json['UNPRICED_MODEL_POLICY'],
         'DEFAULT_OUTPUT_LIMIT': json['DEFAULT_OUTPUT_LIMIT'],
+        'UNSUPPORTED_TOOLS': json['UNSUPPORTED_TOOLS'],
         'XAI_MAIL': json['XAI_MAIL'],
         'EMAIL_SMTP': json['EMAIL_SMTP'],
         'EMAIL_PORT': json['EMAIL_PORT'],
@@ -143,6 +150,7 @@ export function ConfigValuesToJSON(value?: ConfigValues | null): any {
         'PRICING': value.PRICING,
         'UNPRICED_MODEL_POLICY': value.UNPRICED_MODEL_POLICY,
         'DEFAULT_OUTPUT_LIMIT': value.DEFAULT_OUTPUT_LIMIT,
+        'UNSUPPORTED_TOOLS': value.UNSUPPORTED_TOOLS,
         'XAI_MAIL': value.XAI_MAIL,
         'EMAIL_SMTP': value.EMAIL_SMTP,
         'EMAIL_PORT': value.EMAIL_PORT,

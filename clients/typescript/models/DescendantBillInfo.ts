@@ -63,7 +63,7 @@ export interface DescendantBillInfo {
      */
     daily_costs: Array<DailyCost>;
     /**
-     * Per model over the whole period
+     * Per model over the whole period; a model's provider batches under `<model> (batch)`
      * @type {{ [key: string]: BillInfoUsageSummary; }}
      * @memberof DescendantBillInfo
      */

@@ -73,6 +73,30 @@ export interface KeysUpdateBodyConfig {
      * @memberof KeysUpdateBodyConfig
      */
     private_key?: string;
+    /**
+     * AWS region the requests are signed for (us-east-1)
+     * @type {string}
+     * @memberof KeysUpdateBodyConfig
+     */
+    region?: string;
+    /**
+     * With it, requests are signed with SigV4 and the SecretKey is the secret access key; without it, the SecretKey is a Bedrock API key (Bearer)
+     * @type {string}
+     * @memberof KeysUpdateBodyConfig
+     */
+    access_key_id?: string;
+    /**
+     * Temporary credentials' session token. Write-only: never returned; left out on update to keep the stored one.
+     * @type {string}
+     * @memberof KeysUpdateBodyConfig
+     */
+    session_token?: string;
+    /**
+     * Model the client names → Bedrock model ID or inference profile (us.anthropic.claude-…); a model without an entry is sent as named
+     * @type {{ [key: string]: string; }}
+     * @memberof KeysUpdateBodyConfig
+     */
+    models?: { [key: string]: string; };
 }
 
 export function KeysUpdateBodyConfigFromJSON(json: any): KeysUpdateBodyConfig {
@@ -94,6 +118,10 @@ export function KeysUpdateBodyConfigFromJSONTyped(json: any, ignoreDiscriminator
         'client_email': !exists(json, 'client_email') ? undefined : json['client_email'],
         'publisher': !exists(json, 'publisher') ? undefined : json['publisher'],
         'private_key': !exists(json, 'private_key') ? undefined : json['private_key'],
+        'region': !exists(json, 'region') ? undefined : json['region'],
+        'access_key_id': !exists(json, 'access_key_id') ? undefined : json['access_key_id'],
+        'session_token': !exists(json, 'session_token') ? undefined : json['session_token'],
+        'models': !exists(json, 'models') ? undefined : json['models'],
     };
 }
 
@@ -115,6 +143,10 @@ export function KeysUpdateBodyConfigToJSON(value?: KeysUpdateBodyConfig | null):
         'client_email': value.client_email,
         'publisher': value.publisher,
         'private_key': value.private_key,
+        'region': value.region,
+        'access_key_id': value.access_key_id,
+        'session_token': value.session_token,
+        'models': value.models,
     };
 }
 
@@ -126,7 +158,9 @@ export enum KeysUpdateBodyConfigProviderTypeEnum {
     Standard = 'standard',
     Anthropic = 'anthropic',
     Azure = 'azure',
-    Vertex = 'vertex'
+    Vertex = 'vertex',
+    Bedrock = 'bedrock',
+    Gemini = 'gemini'
 }
 /**
 * @export

@@ -63,11 +63,17 @@ export interface PeriodUsage {
      */
     CreditUsed: number;
     /**
-     * The same figures per model
+     * The same figures per model; a model's provider batches (`/v1/batches`, `/v1/messages/batches`) apart, under `<model> (batch)`
      * @type {{ [key: string]: ModelUsage; }}
      * @memberof PeriodUsage
      */
     ModelUsage: { [key: string]: ModelUsage; };
+    /**
+     * The part of these figures that provider batches used (billed at the batch price; each line a request); absent when none
+     * @type {ModelUsage}
+     * @memberof PeriodUsage
+     */
+    Batch?: ModelUsage;
 }
 
 export function PeriodUsageFromJSON(json: any): PeriodUsage {
@@ -87,6 +93,7 @@ export function PeriodUsageFromJSONTyped(json: any, ignoreDiscriminator: boolean
         'Cached': json['Cached'],
         'CreditUsed': json['CreditUsed'],
         'ModelUsage': (mapValues(json['ModelUsage'], ModelUsageFromJSON)),
+        'Batch': !exists(json, 'Batch') ? undefined : ModelUsageFromJSON(json['Batch']),
     };
 }
 
@@ -106,6 +113,7 @@ export function PeriodUsageToJSON(value?: PeriodUsage | null): any {
         'Cached': value.Cached,
         'CreditUsed': value.CreditUsed,
         'ModelUsage': (mapValues(value.ModelUsage, ModelUsageToJSON)),
+        'Batch': ModelUsageToJSON(value.Batch),
     };
 }
 

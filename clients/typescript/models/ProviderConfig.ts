@@ -73,6 +73,30 @@ export interface ProviderConfig {
      * @memberof ProviderConfig
      */
     private_key_set?: boolean;
+    /**
+     * AWS region the requests are signed for (us-east-1)
+     * @type {string}
+     * @memberof ProviderConfig
+     */
+    region?: string;
+    /**
+     * With it, requests are signed with SigV4 and the SecretKey is the secret access key; without it, the SecretKey is a Bedrock API key (Bearer)
+     * @type {string}
+     * @memberof ProviderConfig
+     */
+    access_key_id?: string;
+    /**
+     * Model the client names → Bedrock model ID or inference profile (us.anthropic.claude-…); a model without an entry is sent as named
+     * @type {{ [key: string]: string; }}
+     * @memberof ProviderConfig
+     */
+    models?: { [key: string]: string; };
+    /**
+     * 
+     * @type {boolean}
+     * @memberof ProviderConfig
+     */
+    session_token_set?: boolean;
 }
 
 export function ProviderConfigFromJSON(json: any): ProviderConfig {
@@ -94,6 +118,10 @@ export function ProviderConfigFromJSONTyped(json: any, ignoreDiscriminator: bool
         'client_email': !exists(json, 'client_email') ? undefined : json['client_email'],
         'publisher': !exists(json, 'publisher') ? undefined : json['publisher'],
         'private_key_set': !exists(json, 'private_key_set') ? undefined : json['private_key_set'],
+        'region': !exists(json, 'region') ? undefined : json['region'],
+        'access_key_id': !exists(json, 'access_key_id') ? undefined : json['access_key_id'],
+        'models': !exists(json, 'models') ? undefined : json['models'],
+        'session_token_set': !exists(json, 'session_token_set') ? undefined : json['session_token_set'],
     };
 }
 
@@ -115,6 +143,10 @@ export function ProviderConfigToJSON(value?: ProviderConfig | null): any {
         'client_email': value.client_email,
         'publisher': value.publisher,
         'private_key_set': value.private_key_set,
+        'region': value.region,
+        'access_key_id': value.access_key_id,
+        'models': value.models,
+        'session_token_set': value.session_token_set,
     };
 }
 
@@ -126,7 +158,9 @@ export enum ProviderConfigProviderTypeEnum {
     Standard = 'standard',
     Anthropic = 'anthropic',
     Azure = 'azure',
-    Vertex = 'vertex'
+    Vertex = 'vertex',
+    Bedrock = 'bedrock',
+    Gemini = 'gemini'
 }
 /**
 * @export

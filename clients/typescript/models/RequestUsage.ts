@@ -104,11 +104,29 @@ export interface RequestUsage {
      */
     first_byte_ms: number | null;
     /**
-     * What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens); absent for calls billed by tokens alone
+     * What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens), and the web searches a provider ran (web_searches, billed per search beside the tokens); absent for calls billed by tokens alone
      * @type {any}
      * @memberof RequestUsage
      */
     units?: any;
+    /**
+     * The tools a translated call left out because its provider lacks them (UNSUPPORTED_TOOLS=drop), as named in the answer's x-switchyard-dropped header; absent when none was
+     * @type {Array<string>}
+     * @memberof RequestUsage
+     */
+    dropped_tools?: Array<string>;
+    /**
+     * The provider batch this record bills (`/v1/batches`, `/v1/messages/batches`): one record per batch, at the batch price; absent for a call
+     * @type {string}
+     * @memberof RequestUsage
+     */
+    batch_id?: string;
+    /**
+     * How many of the batch's requests the record covers (those that succeeded)
+     * @type {number}
+     * @memberof RequestUsage
+     */
+    batch_lines?: number;
 }
 
 export function RequestUsageFromJSON(json: any): RequestUsage {
@@ -136,6 +154,9 @@ export function RequestUsageFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'duration_ms': json['duration_ms'],
         'first_byte_ms': json['first_byte_ms'],
         'units': !exists(json, 'units') ? undefined : json['units'],
+        'dropped_tools': !exists(json, 'dropped_tools') ? undefined : json['dropped_tools'],
+        'batch_id': !exists(json, 'batch_id') ? undefined : json['batch_id'],
+        'batch_lines': !exists(json, 'batch_lines') ? undefined : json['batch_lines'],
     };
 }
 
@@ -163,6 +184,9 @@ export function RequestUsageToJSON(value?: RequestUsage | null): any {
         'duration_ms': value.duration_ms,
         'first_byte_ms': value.first_byte_ms,
         'units': value.units,
+        'dropped_tools': value.dropped_tools,
+        'batch_id': value.batch_id,
+        'batch_lines': value.batch_lines,
     };
 }
 

@@ -6,43 +6,43 @@ import { Async, latest } from '../ui/Async';
 import { Field } from '../ui/Field';
 import { Notice, type NoticeState } from '../ui/Notice';
 import { jsonProblem, modelLimitsProblem } from './config-checks';
-import { formatTime } from '../ui/format';
+import { formatInt, formatTime } from '../ui/format';
+import { rich, t, tn } from '../i18n';
 
 type Readable = Exclude<ConfigKey, 'EMAIL_PASS'>;
 type Kind = 'line' | 'text' | 'json';
-interface Item { key: Readable; kind: Kind; hint: string; placeholder?: string; warn?: string }
+/** A key's hint is its entry in the catalogue's `config.hints`; `warn` adds RESOURCES_WARN's warning. */
+interface Item { key: Readable; kind: Kind; placeholder?: string; warn?: boolean }
 
-const GROUPS: { title: string; note: string; columns?: boolean; items: Item[] }[] = [
+const GROUPS: { id: 'routing' | 'limits' | 'mail'; columns?: boolean; items: Item[] }[] = [
   {
-    title: 'Routing',
-    note: 'How requested models map to models and Levels, and where traffic goes when a Level fails.',
+    id: 'routing',
     items: [
-      { key: 'MODEL_MAPPER', kind: 'text', hint: 'pattern=model, comma-separated; * is a wildcard.', placeholder: 'gpt-3.5*=gpt-4o-mini, o*=gpt-4o' },
-      { key: 'LEVEL_MAPPER', kind: 'text', hint: 'pattern=Level, comma-separated.', placeholder: 'gpt-4*=2, claude*=3' },
-      { key: 'MODEL_FAILOVER', kind: 'text', hint: 'model=fallback|fallback, comma-separated; fallbacks are tried in order.', placeholder: 'gpt-4o=gpt-4o-mini|gpt-4.1-mini' },
-      { key: 'SWITCH_OVER', kind: 'line', hint: 'primary=backup Levels; traffic moves after more than 5 abnormal results within a minute.', placeholder: '1=2, 2=3' },
-      { key: 'RESOURCES', kind: 'text', hint: 'Allowed path prefixes, separated by commas or spaces; empty allows every path.', placeholder: '/v1/chat/completions, /v1/embeddings', warn: 'A wrong value can make the API inaccessible to every account.' },
+      { key: 'MODEL_MAPPER', kind: 'text', placeholder: 'gpt-3.5*=gpt-4o-mini, o*=gpt-4o' },
+      { key: 'LEVEL_MAPPER', kind: 'text', placeholder: 'gpt-4*=2, claude*=3' },
+      { key: 'MODEL_FAILOVER', kind: 'text', placeholder: 'gpt-4o=gpt-4o-mini|gpt-4.1-mini' },
+      { key: 'SWITCH_OVER', kind: 'line', placeholder: '1=2, 2=3' },
+      { key: 'RESOURCES', kind: 'text', placeholder: '/v1/chat/completions, /v1/embeddings', warn: true },
+      { key: 'UNSUPPORTED_TOOLS', kind: 'line', placeholder: 'refuse' },
     ],
   },
   {
-    title: 'Limits and pricing',
-    note: 'JSON values. Default prices and output limits come from the model catalogue bundled with this gateway (OpenAI, Anthropic, Google, Mistral, DeepSeek, xAI, Cohere, Perplexity, Moonshot, and open models on Groq, Cerebras, Together and Fireworks, dated variants included; /v1/models lists them). Saving PRICING takes effect immediately; empty restores the default prices.',
+    id: 'limits',
     items: [
-      { key: 'MODEL_LIMITS', kind: 'json', hint: 'Object keyed by model, each with integer rpm and tpm.', placeholder: '{"gpt-4o": {"rpm": 30, "tpm": 90000}}' },
-      { key: 'PRICING', kind: 'json', hint: 'Only the differences from the catalogue\'s prices, field by field (sections such as ChatPricing, keyed by model; USD per million tokens). At most 128 KiB and 1024 entries.', placeholder: '{"ChatPricing": {"gpt-4o": {"InputText": 2.5, "OutputText": 10}}}' },
-      { key: 'DEFAULT_OUTPUT_LIMIT', kind: 'line', hint: 'Output tokens a call without max_tokens holds from the balance while it runs, for a model the catalogue gives no output limit (your PRICING-only models among them). Empty: 131072.', placeholder: '32768' },
-      { key: 'UNPRICED_MODEL_POLICY', kind: 'line', hint: 'A model no price table knows: refuse (the default, empty) answers 403 model_not_priced; bill:<InputText>,<OutputText> serves it at that fallback price (USD per million tokens).', placeholder: 'bill:10,30' },
+      { key: 'MODEL_LIMITS', kind: 'json', placeholder: '{"gpt-4o": {"rpm": 30, "tpm": 90000}}' },
+      { key: 'PRICING', kind: 'json', placeholder: '{"ChatPricing": {"gpt-4o": {"InputText": 2.5, "OutputText": 10}}}' },
+      { key: 'DEFAULT_OUTPUT_LIMIT', kind: 'line', placeholder: '32768' },
+      { key: 'UNPRICED_MODEL_POLICY', kind: 'line', placeholder: 'bill:10,30' },
     ],
   },
   {
-    title: 'Mail',
-    note: 'Alerts (SoftLimit reached, balance low, a provider key disabled or out of rotation for long, a Level switched over) are mailed with these settings, to the account concerned and to you.',
+    id: 'mail',
     columns: true,
     items: [
-      { key: 'XAI_MAIL', kind: 'line', hint: 'Your address: alerts are sent from it, and your copy goes to it (empty: sent from EMAIL_AUTH, your copy to your account\'s email).', placeholder: 'noreply@example.com' },
-      { key: 'EMAIL_SMTP', kind: 'line', hint: 'SMTP server host.', placeholder: 'smtp.example.com' },
-      { key: 'EMAIL_PORT', kind: 'line', hint: 'SMTP port (1-65535).', placeholder: '587' },
-      { key: 'EMAIL_AUTH', kind: 'line', hint: 'Mailbox used to authenticate.', placeholder: 'mailer@example.com' },
+      { key: 'XAI_MAIL', kind: 'line', placeholder: 'noreply@example.com' },
+      { key: 'EMAIL_SMTP', kind: 'line', placeholder: 'smtp.example.com' },
+      { key: 'EMAIL_PORT', kind: 'line', placeholder: '587' },
+      { key: 'EMAIL_AUTH', kind: 'line', placeholder: 'mailer@example.com' },
     ],
   },
 ];
@@ -57,12 +57,12 @@ function localProblem(key: Readable, value: string): string | null {
 
 function ConfigItem(props: { item: Item; value: string; error: string | null; onEdit: (v: string) => void; onFormat: () => void }) {
   const id = () => `cfg-${props.item.key}`;
-  const placeholder = () => props.item.placeholder && `e.g. ${props.item.placeholder}`;
+  const placeholder = () => props.item.placeholder && t('common.example', { example: props.item.placeholder });
   const json = () => props.item.kind === 'json';
   return (
     <Field label={props.item.key} for={id()} error={props.error}
-      hint={<>{props.item.hint}{props.item.warn && <strong class="warn-text"> {props.item.warn}</strong>}</>}
-      counter={json() ? <button type="button" class="link-btn" onClick={() => props.onFormat()} disabled={!props.value.trim()}>Format</button> : undefined}>
+      hint={<>{t(`config.hints.${props.item.key}`)}{props.item.warn && <strong class="warn-text"> {t('config.hints.RESOURCES_WARN')}</strong>}</>}
+      counter={json() ? <button type="button" class="link-btn" onClick={() => props.onFormat()} disabled={!props.value.trim()}>{t('config.format')}</button> : undefined}>
       {props.item.kind === 'line'
         ? <input id={id()} value={props.value} placeholder={placeholder()} onInput={(e) => props.onEdit(e.currentTarget.value)} aria-invalid={!!props.error} />
         : <textarea id={id()} classList={{ mono: json() }} rows={json() ? 6 : 2} spellcheck={false} value={props.value} placeholder={placeholder()}
@@ -76,12 +76,12 @@ function PasswordField(props: { value: string; clear: boolean; error: string | n
   return (
     <div class="field-group">
       <Field label="EMAIL_PASS" for="cfg-EMAIL_PASS" error={props.error}
-        hint="Write-only: the stored password is never shown. Leave empty to keep it; it is sent only when you type a new one.">
+        hint={t('config.hints.EMAIL_PASS')}>
         <input id="cfg-EMAIL_PASS" type="password" autocomplete="new-password" value={props.value} onInput={(e) => props.onInput(e.currentTarget.value)} />
       </Field>
       <label class="check small">
         <input type="checkbox" checked={props.clear} disabled={props.value !== ''} onChange={(e) => props.onClear(e.currentTarget.checked)} />
-        Remove the stored password
+        {t('config.removePassword')}
       </label>
     </div>
   );
@@ -121,8 +121,8 @@ export function ConfigTab() {
     setServerErrors(reconcile({}));
     try {
       const r = await api.config.put.mutate(body);
-      const parts = [r.updated.length ? `Saved ${r.updated.join(', ')}` : '', r.removed.length ? `Removed ${r.removed.join(', ')}` : ''].filter(Boolean);
-      setNotice({ kind: 'success', text: `${parts.join('. ') || 'Nothing changed'}.` });
+      const parts = [r.updated.length ? t('config.saved', { keys: r.updated.join(', ') }) : '', r.removed.length ? t('config.removed', { keys: r.removed.join(', ') }) : ''].filter(Boolean);
+      setNotice({ kind: 'success', text: t('config.sentence', { text: parts.join(t('config.partSeparator')) || t('config.nothingChanged') }) });
       setPassword('');
       setClearPassword(false);
       setDraft(reconcile({}));
@@ -152,21 +152,21 @@ export function ConfigTab() {
   return (
     <div class="stack">
       <div class="page-head">
-        <h1>System configuration</h1>
-        <p class="muted">The Owner configuration keys (<code>/x-config</code>). An empty value removes the key.</p>
+        <h1>{t('config.title')}</h1>
+        <p class="muted">{rich(t('config.intro'), { path: <code>/x-config</code> })}</p>
       </div>
-      <Async data={loaded} label="Loading configuration…" onRetry={refetch}>
+      <Async data={loaded} label={t('config.loading')} onRetry={refetch}>
         {() => (
           <form class="stack" onSubmit={save} novalidate>
             <For each={GROUPS}>
               {(g) => (
                 <section class="card">
-                  <div class="card-head"><div class="card-title"><h2>{g.title}</h2><p class="muted small">{g.note}</p></div></div>
+                  <div class="card-head"><div class="card-title"><h2>{t(`config.groups.${g.id}.title`)}</h2><p class="muted small">{t(`config.groups.${g.id}.note`)}</p></div></div>
                   <div classList={{ 'grid-2': !!g.columns, stack: !g.columns }}>
                     <For each={g.items}>
                       {(item) => <ConfigItem item={item} value={value(item.key)} error={errorOf(item.key)} onEdit={(v) => edit(item.key, v)} onFormat={() => pretty(item.key)} />}
                     </For>
-                    <Show when={g.title === 'Mail'}>
+                    <Show when={g.id === 'mail'}>
                       <PasswordField value={password()} clear={clearPassword()} error={serverErrors.EMAIL_PASS ?? null}
                         onInput={(v) => { setPassword(v); setServerErrors('EMAIL_PASS', undefined); }} onClear={setClearPassword} />
                       <TestMail unsaved={changeCount() > 0} />
@@ -177,9 +177,9 @@ export function ConfigTab() {
             </For>
             <Notice notice={notice()} onClose={() => setNotice(null)} />
             <div class="savebar" classList={{ 'savebar-dirty': changeCount() > 0 }}>
-              <span class="muted small">{changeCount() === 0 ? 'No unsaved changes' : `${changeCount()} unsaved ${changeCount() === 1 ? 'change' : 'changes'}`}</span>
-              <button type="button" class="btn" disabled={busy() || changeCount() === 0} onClick={discard}>Discard</button>
-              <button type="submit" class="btn btn-primary" disabled={busy() || changeCount() === 0 || blocked()}>{busy() ? 'Saving…' : 'Save changes'}</button>
+              <span class="muted small">{changeCount() === 0 ? t('config.noChanges') : tn('config.unsaved', changeCount(), { n: formatInt(changeCount()) })}</span>
+              <button type="button" class="btn" disabled={busy() || changeCount() === 0} onClick={discard}>{t('config.discard')}</button>
+              <button type="submit" class="btn btn-primary" disabled={busy() || changeCount() === 0 || blocked()}>{busy() ? t('common.saving') : t('common.saveChanges')}</button>
             </div>
           </form>
         )}
@@ -199,7 +199,7 @@ function TestMail(props: { unsaved: boolean }) {
     setNotice(null);
     try {
       const r = await api.config.testMail.mutate(to().trim() ? { To: to().trim() } : {});
-      setNotice({ kind: 'success', text: `Test mail sent; the server accepted ${r.accepted.join(', ') || 'no recipient'}.` });
+      setNotice({ kind: 'success', text: t('config.testMail.sent', { to: r.accepted.join(', ') || t('config.testMail.noRecipient') }) });
     } catch (err) {
       setNotice({ kind: 'error', text: describeError(err).message });
     } finally {
@@ -208,10 +208,10 @@ function TestMail(props: { unsaved: boolean }) {
   };
   return (
     <div class="field-group span-2" data-testid="test-mail">
-      <Field label="Send a test mail" for="test-mail-to" hint={props.unsaved ? 'Uses the saved settings: save your changes first.' : 'Uses the saved settings. Empty sends it to you (XAI_MAIL, else your account\'s email).'}>
+      <Field label={t('config.testMail.label')} for="test-mail-to" hint={props.unsaved ? t('config.testMail.hintUnsaved') : t('config.testMail.hint')}>
         <div class="inline-field">
           <input id="test-mail-to" type="email" placeholder="you@example.com" value={to()} onInput={(e) => setTo(e.currentTarget.value)} />
-          <button type="button" class="btn" disabled={busy()} onClick={send}>{busy() ? 'Sending…' : 'Send a test mail'}</button>
+          <button type="button" class="btn" disabled={busy()} onClick={send}>{busy() ? t('config.testMail.sending') : t('config.testMail.send')}</button>
         </div>
       </Field>
       <Notice notice={notice()} onClose={() => setNotice(null)} />
@@ -224,16 +224,16 @@ function UnpricedModels() {
   const [view, { refetch }] = createResource(() => api.config.view.query());
   return (
     <section class="card" data-testid="unpriced-models">
-      <div class="card-head"><div class="card-title"><h2>Requested models without a price</h2>
-        <p class="muted small">Refused or billed at the fallback according to UNPRICED_MODEL_POLICY; a model leaves this list once PRICING prices it.</p></div></div>
-      <Async data={view} label="Loading…" onRetry={refetch}>
+      <div class="card-head"><div class="card-title"><h2>{t('config.unpriced.title')}</h2>
+        <p class="muted small">{t('config.unpriced.note')}</p></div></div>
+      <Async data={view} label={t('common.loading')} onRetry={refetch}>
         {(v) => (
-          <Show when={v.UnpricedModels.length > 0} fallback={<p class="muted">None so far.</p>}>
-            <table class="table table-compact">
-              <thead><tr><th>Model</th><th>First requested</th><th>Last requested</th></tr></thead>
+          <Show when={v.UnpricedModels.length > 0} fallback={<p class="muted">{t('common.none')}</p>}>
+            <table class="table table-compact table-cards">
+              <thead><tr><th>{t('config.unpriced.model')}</th><th>{t('config.unpriced.first')}</th><th>{t('config.unpriced.last')}</th></tr></thead>
               <tbody>
                 <For each={v.UnpricedModels}>
-                  {(m) => <tr><td class="break"><code>{m.Model}</code></td><td>{formatTime(m.FirstAt)}</td><td>{formatTime(m.LastAt)}</td></tr>}
+                  {(m) => <tr><td class="break" data-label={t('config.unpriced.model')}><code>{m.Model}</code></td><td data-label={t('config.unpriced.first')}>{formatTime(m.FirstAt)}</td><td data-label={t('config.unpriced.last')}>{formatTime(m.LastAt)}</td></tr>}
                 </For>
               </tbody>
             </table>

@@ -1,15 +1,23 @@
 import { createResource, createSignal, For } from 'solid-js';
 import { api } from '../api';
 import { latest } from '../ui/Async';
-import { CopyButton } from '../ui/CopyButton';
+import { CodeBlock, Segmented } from '../ui/CodeBlock';
+import { AGENTS, agentSnippet, type Agent } from './agent-snippets';
+import { genaiSnippet, KEY_KINDS, providerKeySnippet, type KeyKind } from './gemini-bedrock-snippets';
+import { rich, t } from '../i18n';
+import type { en } from '../i18n/en';
+
+type CardId = keyof typeof en.examples.cards;
 
 type Lang = 'curl' | 'python' | 'node';
 const LANGS: { id: Lang; label: string }[] = [{ id: 'curl', label: 'curl' }, { id: 'python', label: 'Python' }, { id: 'node', label: 'Node.js' }];
 
 /** Snippets read the key from an environment variable: an Owner key pasted into code tends to leak. */
-const KEY_VAR = 'SWITCHYARD_API_KEY';
+export const KEY_VAR = 'SWITCHYARD_API_KEY';
+/** The admin calls' key: the Owner's, from the environment too. */
+const OWNER_KEY_VAR = 'SWITCHYARD_OWNER_KEY';
 
-function openAiSnippet(lang: Lang, base: string, model: string): string {
+export function openAiSnippet(lang: Lang, base: string, model: string): string {
   const m = JSON.stringify(model);
   switch (lang) {
     case 'curl':
@@ -42,7 +50,7 @@ console.log(reply.choices[0].message.content);`;
   }
 }
 
-function anthropicSnippet(lang: Lang, base: string, model: string): string {
+export function anthropicSnippet(lang: Lang, base: string, model: string): string {
   const m = JSON.stringify(model);
   switch (lang) {
     case 'curl':
@@ -76,6 +84,27 @@ const message = await client.messages.create({
   messages: [{ role: 'user', content: 'Hello!' }],
 });
 console.log(message.content[0].type === 'text' ? message.content[0].text : message.content);`;
+  }
+}
+
+/** Gemini's own format: the model is in the path, the key in `x-goog-api-key`; Google's SDKs take the gateway as their base URL. */
+function geminiSnippet(lang: Lang, base: string, model: string): string {
+  switch (lang) {
+    case 'curl':
+      return `curl ${base}/v1beta/models/${encodeURIComponent(model)}:generateContent \\
+  -H "x-goog-api-key: $${KEY_VAR}" \\
+  -H "Content-Type: application/json" \\
+  -d '{"contents": [{"parts": [{"text": "Hello!"}]}]}'`;
+    case 'python':
+      return `import os
+from google import genai
+from google.genai import types
+
+client = genai.Client(api_key=os.environ["${KEY_VAR}"], http_options=types.HttpOptions(base_url="${base}"))
+reply = client.models.generate_content(model=${JSON.stringify(model)}, contents="Hello!")
+print(reply.text)`;
+    case 'node':
+      return genaiSnippet(base, `process.env.${KEY_VAR}`, model);
   }
 }
 
@@ -214,41 +243,64 @@ console.log((await r.json()).results);`;
   }
 }
 
-function SnippetCard(props: { id: string; title: string; endpoint: string; method?: string; defaultModel: string; models: string[]; snippet: (lang: Lang, base: string, model: string) => string }) {
+export function SnippetCard(props: { id: CardId; endpoint: string; method?: string; defaultModel: string; models: string[]; snippet: (lang: Lang, base: string, model: string) => string }) {
   const [lang, setLang] = createSignal<Lang>('curl');
   const [model, setModel] = createSignal(props.defaultModel);
   const code = () => props.snippet(lang(), location.origin, model().trim() || props.defaultModel);
+  const title = () => t(`examples.cards.${props.id}`);
   return (
     <section class="card" data-testid={`snippet-${props.id}`}>
       <div class="card-head">
         <div class="card-title">
-          <h2>{props.title}</h2>
+          <h2>{title()}</h2>
           <p class="endpoint">{props.method ?? 'POST'} {location.origin}{props.endpoint}</p>
         </div>
-        <div class="segmented" role="tablist" aria-label={`${props.title} language`}>
-          <For each={LANGS}>
-            {(l) => (
-              <button type="button" role="tab" aria-selected={lang() === l.id} classList={{ active: lang() === l.id }} onClick={() => setLang(l.id)}>
-                {l.label}
-              </button>
-            )}
-          </For>
-        </div>
+        <Segmented label={t('examples.languageOf', { title: title() })} options={LANGS} value={lang()} onChange={setLang} />
       </div>
       <div class="inline-field">
-        <label for={`${props.id}-model`}>Model</label>
+        <label for={`${props.id}-model`}>{t('examples.model')}</label>
         <input id={`${props.id}-model`} list={`${props.id}-models`} value={model()} onInput={(e) => setModel(e.currentTarget.value)} />
         <datalist id={`${props.id}-models`}>
           <For each={props.models}>{(m) => <option value={m} />}</For>
         </datalist>
       </div>
-      <div class="code-block">
-        <div class="code-head">
-          <span>{LANGS.find((l) => l.id === lang())?.label}</span>
-          <CopyButton text={code} />
+      <CodeBlock label={LANGS.find((l) => l.id === lang())?.label} code={code} />
+    </section>
+  );
+}
+
+/** Claude Code, Codex and Gemini CLI pointed at this gateway (the README's quick start, step 7). */
+export function AgentsCard() {
+  const [agent, setAgent] = createSignal<Agent>('claude');
+  const code = () => agentSnippet(agent(), location.origin, `$${KEY_VAR}`);
+  return (
+    <section class="card" data-testid="snippet-agents">
+      <div class="card-head">
+        <div class="card-title">
+          <h2>{t('examples.agents')}</h2>
+          <p class="endpoint">{t('examples.agentsEndpoint', { origin: location.origin })}</p>
         </div>
-        <pre><code>{code()}</code></pre>
+        <Segmented label={t('examples.agent')} options={AGENTS} value={agent()} onChange={setAgent} />
       </div>
+      <CodeBlock label={AGENTS.find((a) => a.id === agent())?.label} code={code} />
+    </section>
+  );
+}
+
+/** The Owner's call that adds a Gemini API or AWS Bedrock provider key (the README's step 8). */
+function ProviderKeysCard() {
+  const [kind, setKind] = createSignal<KeyKind>('bedrock');
+  const code = () => providerKeySnippet(kind(), location.origin, `$${OWNER_KEY_VAR}`);
+  return (
+    <section class="card" data-testid="snippet-provider-keys">
+      <div class="card-head">
+        <div class="card-title">
+          <h2>{t('examples.providerKeys')}</h2>
+          <p class="endpoint">{t('examples.providerKeysEndpoint', { origin: location.origin })}</p>
+        </div>
+        <Segmented label={t('examples.provider')} options={KEY_KINDS} value={kind()} onChange={setKind} />
+      </div>
+      <CodeBlock label={KEY_KINDS.find((k) => k.id === kind())?.label} code={code} />
     </section>
   );
 }
@@ -266,19 +318,22 @@ export function ExamplesTab() {
   return (
     <div class="stack">
       <div class="page-head">
-        <h1>AI API examples</h1>
+        <h1>{t('examples.title')}</h1>
         <p class="muted">
-          Point any OpenAI- or Anthropic-format client at this gateway. Give each application a subaccount key and export it as <code>{KEY_VAR}</code>.
-          <code>GET {location.origin}/v1/models</code> lists the models a key may use.
+          {rich(t('examples.intro'), { var: <code>{KEY_VAR}</code> })}{' '}
+          {rich(t('examples.models'), { call: <code>GET {location.origin}/v1/models</code> })}
         </p>
       </div>
-      <SnippetCard id="openai" title="OpenAI format" endpoint="/v1/chat/completions" defaultModel="gpt-4o-mini" models={names()} snippet={openAiSnippet} />
-      <SnippetCard id="anthropic" title="Anthropic format" endpoint="/v1/messages" defaultModel="claude-sonnet-4-5" models={names()} snippet={anthropicSnippet} />
-      <SnippetCard id="images" title="Images" endpoint="/v1/images/generations" defaultModel="dall-e-3" models={names()} snippet={imagesSnippet} />
-      <SnippetCard id="transcription" title="Audio transcription" endpoint="/v1/audio/transcriptions" defaultModel="whisper-1" models={names()} snippet={transcriptionSnippet} />
-      <SnippetCard id="speech" title="Text to speech" endpoint="/v1/audio/speech" defaultModel="tts-1" models={names()} snippet={speechSnippet} />
-      <SnippetCard id="realtime" title="Realtime (WebSocket)" endpoint="/v1/realtime" method="GET (WebSocket)" defaultModel="gpt-realtime" models={names()} snippet={realtimeSnippet} />
-      <SnippetCard id="rerank" title="Rerank" endpoint="/v1/rerank" defaultModel="rerank-v3.5" models={names()} snippet={rerankSnippet} />
+      <SnippetCard id="openai" endpoint="/v1/chat/completions" defaultModel="gpt-4o-mini" models={names()} snippet={openAiSnippet} />
+      <SnippetCard id="anthropic" endpoint="/v1/messages" defaultModel="claude-sonnet-4-5" models={names()} snippet={anthropicSnippet} />
+      <SnippetCard id="gemini" endpoint="/v1beta/models/{model}:generateContent" defaultModel="gemini-2.5-flash" models={names()} snippet={geminiSnippet} />
+      <AgentsCard />
+      <ProviderKeysCard />
+      <SnippetCard id="images" endpoint="/v1/images/generations" defaultModel="dall-e-3" models={names()} snippet={imagesSnippet} />
+      <SnippetCard id="transcription" endpoint="/v1/audio/transcriptions" defaultModel="whisper-1" models={names()} snippet={transcriptionSnippet} />
+      <SnippetCard id="speech" endpoint="/v1/audio/speech" defaultModel="tts-1" models={names()} snippet={speechSnippet} />
+      <SnippetCard id="realtime" endpoint="/v1/realtime" method={t('examples.webSocket')} defaultModel="gpt-realtime" models={names()} snippet={realtimeSnippet} />
+      <SnippetCard id="rerank" endpoint="/v1/rerank" defaultModel="rerank-v3.5" models={names()} snippet={rerankSnippet} />
     </div>
   );
 }

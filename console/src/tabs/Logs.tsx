@@ -3,6 +3,7 @@ import { api } from '../api';
 import { Async, latest } from '../ui/Async';
 import { Pager } from '../ui/Pager';
 import { formatTime } from '../ui/format';
+import { t } from '../i18n';
 
 /** The console's page size: a fixed choice of the console (the API allows up to 100). */
 const PAGE_SIZE = 24;
@@ -34,29 +35,29 @@ export function LogsTab() {
     <div class="stack">
       <div class="page-head page-head-row">
         <div class="page-title">
-          <h1>Operation log</h1>
-          <p class="muted">Every change made through the API in this tenant, newest first.</p>
+          <h1>{t('logs.title')}</h1>
+          <p class="muted">{t('logs.intro')}</p>
         </div>
-        <button type="button" class="btn" onClick={() => refetch()} disabled={logs.loading}>Refresh</button>
+        <button type="button" class="btn" onClick={() => refetch()} disabled={logs.loading}>{t('common.refresh')}</button>
       </div>
-      <Async data={logs} label="Loading the operation log…" onRetry={refetch}>
+      <Async data={logs} label={t('logs.loading')} onRetry={refetch}>
         {(data) => (
           <section class="card" aria-busy={logs.loading}>
-            <Show when={data.logs.length > 0} fallback={<p class="empty">No operations recorded yet.</p>}>
+            <Show when={data.logs.length > 0} fallback={<p class="empty">{t('logs.empty')}</p>}>
               <table class="table table-cards" data-testid="log-table">
-                <thead><tr><th>Time</th><th>Action</th><th>Target account</th><th>Details</th><th>IP</th></tr></thead>
+                <thead><tr><th>{t('logs.time')}</th><th>{t('logs.action')}</th><th>{t('logs.target')}</th><th>{t('logs.details')}</th><th>{t('logs.ip')}</th></tr></thead>
                 <tbody>
                   <For each={data.logs}>
                     {(e) => (
                       <tr>
-                        <td data-label="Time" class="nowrap">{formatTime(e.created_at)}</td>
-                        <td data-label="Action">
+                        <td data-label={t('logs.time')} class="nowrap">{formatTime(e.created_at)}</td>
+                        <td data-label={t('logs.action')}>
                           <code>{e.action}</code>
                           <Show when={e.status !== 'success'}> <span class="badge badge-off">{e.status}</span></Show>
                         </td>
-                        <td data-label="Target account">{e.target_id === null ? '—' : `#${e.target_id}`}</td>
-                        <td data-label="Details" class="break details">{readableDetails(e.details)}</td>
-                        <td data-label="IP" class="nowrap"><code>{e.ip}</code></td>
+                        <td data-label={t('logs.target')}>{e.target_id === null ? '—' : t('common.idRef', { id: String(e.target_id) })}</td>
+                        <td data-label={t('logs.details')} class="break details">{readableDetails(e.details)}</td>
+                        <td data-label={t('logs.ip')} class="nowrap"><code>{e.ip}</code></td>
                       </tr>
                     )}
                   </For>

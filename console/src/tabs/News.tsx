@@ -4,7 +4,8 @@ import { api, describeError } from '../api';
 import { Async, latest } from '../ui/Async';
 import { Counter, Field } from '../ui/Field';
 import { Notice, type NoticeState } from '../ui/Notice';
-import { formatTime } from '../ui/format';
+import { formatInt, formatTime } from '../ui/format';
+import { rich, t } from '../i18n';
 
 const TITLE_MAX = 100;
 const CONTENT_MAX = 1000;
@@ -15,17 +16,17 @@ type Audience = 'system' | 'targeted';
 
 function NewsList(props: { entries: NewsEntry[] }) {
   return (
-    <Show when={props.entries.length > 0} fallback={<p class="muted">No news is visible to your account right now.</p>}>
+    <Show when={props.entries.length > 0} fallback={<p class="muted">{t('news.none')}</p>}>
       <ul class="news-list">
         <For each={props.entries}>
           {(n) => (
             <li class="news-item">
               <div class="news-item-head">
                 <strong class="break">{n.title}</strong>
-                <span class="badge">{n.scope === 'system' ? 'System-wide' : n.scope === 'dna' ? `Subtree ${n.target_dna}` : `Account #${n.target_id}`}</span>
+                <span class="badge">{n.scope === 'system' ? t('news.systemWide') : n.scope === 'dna' ? t('news.subtree', { dna: n.target_dna ?? '' }) : t('news.account', { id: String(n.target_id) })}</span>
               </div>
               <p class="break">{n.content}</p>
-              <span class="muted small">Posted {formatTime(n.created_at)} · until {formatTime(n.expires_at)}</span>
+              <span class="muted small">{t('news.posted', { at: formatTime(n.created_at), until: formatTime(n.expires_at) })}</span>
             </li>
           )}
         </For>
@@ -53,13 +54,13 @@ export function NewsTab() {
 
   function validate(): Record<string, string> {
     const e: Record<string, string> = {};
-    if (audience() === 'targeted' && !target().trim()) e.target = 'Enter a user ID, a username, or a DNA path such as .1.42.';
-    if (!title().trim()) e.title = 'Enter a title.';
-    else if (title().length > TITLE_MAX) e.title = `At most ${TITLE_MAX} characters.`;
-    if (!content().trim()) e.content = 'Enter the message.';
-    else if (content().length > CONTENT_MAX) e.content = `At most ${CONTENT_MAX} characters.`;
+    if (audience() === 'targeted' && !target().trim()) e.target = t('news.problems.target');
+    if (!title().trim()) e.title = t('news.problems.title');
+    else if (title().length > TITLE_MAX) e.title = t('news.problems.tooLong', { max: formatInt(TITLE_MAX) });
+    if (!content().trim()) e.content = t('news.problems.content');
+    else if (content().length > CONTENT_MAX) e.content = t('news.problems.tooLong', { max: formatInt(CONTENT_MAX) });
     const d = days().trim();
-    if (d && (!/^\d+$/.test(d) || Number(d) < 1 || Number(d) > 3650)) e.days = 'Days must be a whole number from 1 to 3650.';
+    if (d && (!/^\d+$/.test(d) || Number(d) < 1 || Number(d) > 3650)) e.days = t('news.problems.days');
     return e;
   }
 
@@ -75,8 +76,8 @@ export function NewsTab() {
       const r = audience() === 'system'
         ? await api.news.createSystem.mutate(body)
         : await api.news.createTargeted.mutate({ ...body, target: target().trim() });
-      const who = r.news.scope === 'system' ? 'everyone' : r.news.scope === 'dna' ? `the subtree ${r.news.target_dna}` : `account #${r.news.target_id}`;
-      setNotice({ kind: 'success', text: `News sent to ${who}; visible until ${formatTime(r.news.expires_at)}.` });
+      const who = r.news.scope === 'system' ? t('news.toEveryone') : r.news.scope === 'dna' ? t('news.toSubtree', { dna: r.news.target_dna ?? '' }) : t('news.toAccount', { id: String(r.news.target_id) });
+      setNotice({ kind: 'success', text: t('news.sent', { who, until: formatTime(r.news.expires_at) }) });
       setTitle('');
       setContent('');
       void refetch();
@@ -95,48 +96,50 @@ export function NewsTab() {
   return (
     <div class="stack">
       <div class="page-head">
-        <h1>Broadcast news</h1>
-        <p class="muted">Post a notice that accounts see on their dashboard (<code>/dashboard/news</code>) until it expires.</p>
+        <h1>{t('news.title')}</h1>
+        <p class="muted">{rich(t('news.intro'), { path: <code>/dashboard/news</code> })}</p>
       </div>
       <form class="card" onSubmit={send} novalidate data-testid="news-form">
         <fieldset class="plain">
-          <legend class="field-label">Audience</legend>
+          <legend class="field-label">{t('news.audience')}</legend>
           <div class="target-choice">
             <label class="check">
               <input type="radio" name="audience" checked={audience() === 'targeted'} onChange={() => setAudience('targeted')} />
-              One account or a subtree
+              {t('news.targeted')}
             </label>
-            <label class="check" title={isRoot() ? undefined : 'Only Root may post system-wide news'}>
+            <label class="check" title={isRoot() ? undefined : t('news.rootOnlyTitle')}>
               <input type="radio" name="audience" checked={audience() === 'system'} disabled={!isRoot()} onChange={() => setAudience('system')} />
-              System-wide {isRoot() ? '' : '(Root only)'}
+              {t('news.systemWide')} {isRoot() ? '' : t('news.rootOnly')}
             </label>
           </div>
         </fieldset>
         <Show when={audience() === 'targeted'}>
-          <Field label="Target" for="news-target" error={errors().target}
-            hint={<>A user ID (<code>42</code>), a username, or a DNA path for a whole subtree<Show when={latest(me)}>{(m) => <> (everyone below you: <button type="button" class="link-btn" onClick={() => setTarget(m().dna)}>{m().dna}</button>)</>}</Show>.</>}>
-            <input id="news-target" value={target()} onInput={(e) => setTarget(e.currentTarget.value)} placeholder="42, alice or .1.42." />
+          <Field label={t('news.target')} for="news-target" error={errors().target}
+            hint={<>{rich(t('news.targetHint'), { id: <code>42</code> })}<Show when={latest(me)}>{(m) => rich(t('news.targetHintBelow'), {
+              dna: <button type="button" class="link-btn" onClick={() => setTarget(m().dna)}>{m().dna}</button>,
+            })}</Show>{t('news.hintEnd')}</>}>
+            <input id="news-target" value={target()} onInput={(e) => setTarget(e.currentTarget.value)} placeholder={t('news.targetPlaceholder')} />
           </Field>
         </Show>
-        <Field label="Title" for="news-title" error={errors().title} counter={<Counter value={title().length} max={TITLE_MAX} id="news-title-count" />}>
+        <Field label={t('news.newsTitle')} for="news-title" error={errors().title} counter={<Counter value={title().length} max={TITLE_MAX} id="news-title-count" />}>
           <input id="news-title" value={title()} onInput={(e) => setTitle(e.currentTarget.value)} aria-invalid={title().length > TITLE_MAX} />
         </Field>
-        <Field label="Content" for="news-content" error={errors().content} counter={<Counter value={content().length} max={CONTENT_MAX} id="news-content-count" />}>
+        <Field label={t('news.content')} for="news-content" error={errors().content} counter={<Counter value={content().length} max={CONTENT_MAX} id="news-content-count" />}>
           <textarea id="news-content" rows="5" value={content()} onInput={(e) => setContent(e.currentTarget.value)} aria-invalid={content().length > CONTENT_MAX} />
         </Field>
-        <Field label="Days" for="news-days" error={errors().days} class="narrow"
-          hint={`How long the news stays visible; empty: ${audience() === 'system' ? DEFAULT_DAYS.system : DEFAULT_DAYS.targeted} days.`}>
+        <Field label={t('news.days')} for="news-days" error={errors().days} class="narrow"
+          hint={t('news.daysHint', { days: formatInt(DEFAULT_DAYS[audience()]) })}>
           <input id="news-days" type="number" min="1" max="3650" step="1" inputMode="numeric" value={days()} onInput={(e) => setDays(e.currentTarget.value)}
             placeholder={String(audience() === 'system' ? DEFAULT_DAYS.system : DEFAULT_DAYS.targeted)} />
         </Field>
         <Notice notice={notice()} onClose={() => setNotice(null)} />
         <div class="form-actions">
-          <button type="submit" class="btn btn-primary" disabled={busy() || title().length > TITLE_MAX || content().length > CONTENT_MAX}>{busy() ? 'Sending…' : 'Send news'}</button>
+          <button type="submit" class="btn btn-primary" disabled={busy() || title().length > TITLE_MAX || content().length > CONTENT_MAX}>{busy() ? t('news.sending') : t('news.send')}</button>
         </div>
       </form>
       <section class="card">
-        <div class="card-head"><div class="card-title"><h2>Visible to you now</h2><p class="muted small">System-wide news and news for your subtree, newest first.</p></div></div>
-        <Async data={feed} label="Loading news…" onRetry={refetch}>{(entries) => <NewsList entries={entries} />}</Async>
+        <div class="card-head"><div class="card-title"><h2>{t('news.visible')}</h2><p class="muted small">{t('news.visibleNote')}</p></div></div>
+        <Async data={feed} label={t('news.loading')} onRetry={refetch}>{(entries) => <NewsList entries={entries} />}</Async>
       </section>
     </div>
   );

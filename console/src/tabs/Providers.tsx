@@ -5,8 +5,9 @@ import { api, describeError } from '../api';
 import { Async, latest } from '../ui/Async';
 import { Notice, type NoticeState } from '../ui/Notice';
 import { StatCard } from '../ui/StatCard';
-import { formatTime } from '../ui/format';
+import { formatInt, formatTime } from '../ui/format';
 import { ProviderForm } from './ProviderForm';
+import { t, tn } from '../i18n';
 
 const PAGE = 1000;
 
@@ -20,7 +21,6 @@ async function loadKeys(): Promise<ProviderKey[]> {
   }
 }
 
-const KIND_LABEL = { standard: 'Standard', anthropic: 'Anthropic', azure: 'Azure', vertex: 'Vertex' } as const;
 
 type HealthEntry = ConfView['KeyHealth'][number];
 
@@ -31,7 +31,6 @@ async function loadHealth(): Promise<Map<number, HealthEntry[]>> {
   return byKey;
 }
 
-const STATE_LABEL = { healthy: 'Healthy', failing: 'Failing', open: 'Out of rotation', 'half-open': 'Probing' } as const;
 const STATE_CLASS = { healthy: 'badge-on', failing: 'badge-warn', open: 'badge-off', 'half-open': 'badge-warn' } as const;
 
 /**
@@ -41,17 +40,17 @@ const STATE_CLASS = { healthy: 'badge-on', failing: 'badge-warn', open: 'badge-o
 function HealthCell(props: { entries: HealthEntry[] | undefined }) {
   const list = () => [...(props.entries ?? [])].sort((a, b) => (a.Model ?? '').localeCompare(b.Model ?? ''));
   return (
-    <Show when={list().length > 0} fallback={<span class="badge badge-on" data-testid="health-state">Healthy</span>}>
+    <Show when={list().length > 0} fallback={<span class="badge badge-on" data-testid="health-state">{t('providers.states.healthy')}</span>}>
       <div class="health-list">
         <For each={list()}>
           {(h) => (
             <div class="health-entry" data-testid={`health-${h.Model ?? 'key'}`}>
-              <span class={`badge ${STATE_CLASS[h.State]}`} data-testid="health-state" title={h.Until ? `Back in rotation for a probe at ${formatTime(h.Until)}` : undefined}>
-                {h.Model ? `${h.Model}: ` : ''}{STATE_LABEL[h.State]}
+              <span class={`badge ${STATE_CLASS[h.State]}`} data-testid="health-state" title={h.Until ? t('providers.backAt', { at: formatTime(h.Until) }) : undefined}>
+                {h.Model ? t('providers.modelState', { model: h.Model, state: t(`providers.states.${h.State}`) }) : t(`providers.states.${h.State}`)}
               </span>
-              <span class="muted small" data-testid="health-since"> since {formatTime(h.Since)}</span>
+              <span class="muted small" data-testid="health-since">{t('providers.since', { at: formatTime(h.Since) })}</span>
               <Show when={h.LastError}>
-                <div class="small break" data-testid="health-error">Last error: {h.LastError}</div>
+                <div class="small break" data-testid="health-error">{t('providers.lastError', { error: h.LastError ?? '' })}</div>
               </Show>
             </div>
           )}
@@ -68,10 +67,10 @@ const hostOf = (url: string) => {
 function StatusBadge(props: { k: ProviderKey }) {
   return (
     <Show when={props.k.Status} fallback={
-      <span class="badge badge-off" title={props.k.DisabledReason ?? 'Disabled by the Owner'}>{props.k.DisabledReason ? 'Disabled by gateway' : 'Disabled'}</span>
+      <span class="badge badge-off" title={props.k.DisabledReason ?? t('providers.disabledByOwner')}>{props.k.DisabledReason ? t('providers.disabledByGateway') : t('providers.disabled')}</span>
     }>
-      <Show when={props.k.Sleeping} fallback={<span class="badge badge-on">Enabled</span>}>
-        <span class="badge badge-warn" title={props.k.SleepUntil ? `Sleeping until ${formatTime(props.k.SleepUntil)}` : 'Sleeping'}>Sleeping</span>
+      <Show when={props.k.Sleeping} fallback={<span class="badge badge-on">{t('providers.enabled')}</span>}>
+        <span class="badge badge-warn" title={props.k.SleepUntil ? t('providers.sleepingUntil', { at: formatTime(props.k.SleepUntil) }) : t('providers.sleeping')}>{t('providers.sleeping')}</span>
       </Show>
     </Show>
   );
@@ -81,23 +80,23 @@ function KeyRow(props: { k: ProviderKey; health: HealthEntry[] | undefined; busy
   const [confirming, setConfirming] = createSignal(false);
   return (
     <tr data-testid={`key-row-${props.k.ID}`}>
-      <td data-label="Name" class="break"><strong>{props.k.Name || `Key #${props.k.ID}`}</strong> <span class="muted small">#{props.k.ID}</span></td>
-      <td data-label="Provider" class="break">{hostOf(props.k.Provider)}</td>
-      <td data-label="Kind">{KIND_LABEL[props.k.config.provider_type]}</td>
-      <td data-label="Secret"><code>…{props.k.SecretHint}</code></td>
-      <td data-label="Status"><StatusBadge k={props.k} /></td>
-      <td data-label="Health" class="col-health"><Show when={props.k.Status} fallback={<span class="muted small">–</span>}><HealthCell entries={props.health} /></Show></td>
-      <td data-label="Actions" class="actions"><div class="row-actions">
+      <td data-label={t('providers.name')} class="break"><strong>{props.k.Name || t('providers.keyName', { id: String(props.k.ID) })}</strong> <span class="muted small">{t('common.idRef', { id: String(props.k.ID) })}</span></td>
+      <td data-label={t('providers.provider')} class="break">{hostOf(props.k.Provider)}</td>
+      <td data-label={t('providers.kind')}>{t(`providers.kinds.${props.k.config.provider_type}`)}</td>
+      <td data-label={t('providers.secret')}><code>…{props.k.SecretHint}</code></td>
+      <td data-label={t('providers.status')}><StatusBadge k={props.k} /></td>
+      <td data-label={t('providers.health')} class="col-health"><Show when={props.k.Status} fallback={<span class="muted small">–</span>}><HealthCell entries={props.health} /></Show></td>
+      <td data-label={t('providers.actions')} class="actions"><div class="row-actions">
         <Show when={!confirming()} fallback={
           <>
-            <span class="small">Delete this key?</span>
-            <button type="button" class="btn btn-small btn-danger" disabled={props.busy} onClick={() => props.onDelete()}>Delete</button>
-            <button type="button" class="btn btn-small" onClick={() => setConfirming(false)}>Keep</button>
+            <span class="small">{t('providers.confirmDelete')}</span>
+            <button type="button" class="btn btn-small btn-danger" disabled={props.busy} onClick={() => props.onDelete()}>{t('common.delete')}</button>
+            <button type="button" class="btn btn-small" onClick={() => setConfirming(false)}>{t('providers.keep')}</button>
           </>
         }>
-          <button type="button" class="btn btn-small" disabled={props.busy} onClick={() => props.onToggle()}>{props.k.Status ? 'Disable' : 'Enable'}</button>
-          <button type="button" class="btn btn-small" disabled={props.busy} onClick={() => props.onEdit()}>Edit</button>
-          <button type="button" class="btn btn-small btn-ghost-danger" disabled={props.busy} onClick={() => setConfirming(true)}>Delete</button>
+          <button type="button" class="btn btn-small" disabled={props.busy} onClick={() => props.onToggle()}>{props.k.Status ? t('providers.disable') : t('providers.enable')}</button>
+          <button type="button" class="btn btn-small" disabled={props.busy} onClick={() => props.onEdit()}>{t('providers.edit')}</button>
+          <button type="button" class="btn btn-small btn-ghost-danger" disabled={props.busy} onClick={() => setConfirming(true)}>{t('common.delete')}</button>
         </Show>
       </div></td>
     </tr>
@@ -124,26 +123,29 @@ export function ProvidersTab() {
   const active = () => (latest(keys) ?? []).filter((k) => k.Status).length;
   const sleeping = () => (latest(keys) ?? []).filter((k) => k.Status && k.Sleeping).length;
   const outOfRotation = () => (latest(keys) ?? []).filter((k) => k.Status && latest(health)?.get(k.ID)?.some((h) => h.Model === null && (h.State === 'open' || h.State === 'half-open'))).length;
-  const activeHint = () => [sleeping() ? `${sleeping()} sleeping after upstream 429s` : '', outOfRotation() ? `${outOfRotation()} out of rotation after failures` : ''].filter(Boolean).join(' · ') || 'Enabled keys';
+  const activeHint = () => [
+    sleeping() ? t('providers.sleepingCount', { n: formatInt(sleeping()) }) : '',
+    outOfRotation() ? t('providers.outCount', { n: formatInt(outOfRotation()) }) : '',
+  ].filter(Boolean).join(t('providers.hintSeparator')) || t('providers.enabledKeys');
 
   const replace = (k: ProviderKey) => mutate((list) => (list ?? []).map((x) => (x.ID === k.ID ? k : x)));
 
   const done = (r: ProviderKeyResult) => {
     setFormFor(null);
-    const name = r.Key.Name || `#${r.Key.ID}`;
+    const name = r.Key.Name || t('common.idRef', { id: String(r.Key.ID) });
     if (r.Action === 'add') {
       setNotice({
         kind: 'success',
         text: (
           <>
-            Added key {name} at Level {r.Key.Level}.
+            {t('providers.added', { name, level: String(r.Key.Level) })}
             <Show when={r.LevelMapper}>
-              {' '}LEVEL_MAPPER entry added automatically: <code data-testid="level-mapper-entry">{r.LevelMapper}</code>
+              {' '}{t('providers.mapperAdded')} <code data-testid="level-mapper-entry">{r.LevelMapper}</code>
             </Show>
           </>
         ),
       });
-    } else setNotice({ kind: 'success', text: `Saved key ${name}.` });
+    } else setNotice({ kind: 'success', text: t('providers.savedKey', { name }) });
     void refetch();
   };
 
@@ -154,11 +156,11 @@ export function ProvidersTab() {
       if (what === 'toggle') {
         const r = await api.keys.update.mutate({ id: String(k.ID), Status: !k.Status });
         replace(r.Key);
-        setNotice({ kind: 'success', text: `${r.Key.Status ? 'Enabled' : 'Disabled'} key ${r.Key.Name || `#${r.Key.ID}`}.` });
+        setNotice({ kind: 'success', text: t(r.Key.Status ? 'providers.enabledKey' : 'providers.disabledKey', { name: r.Key.Name || t('common.idRef', { id: String(r.Key.ID) }) }) });
       } else {
         await api.keys.remove.mutate({ id: String(k.ID) });
         mutate((list) => (list ?? []).filter((x) => x.ID !== k.ID));
-        setNotice({ kind: 'success', text: `Deleted key ${k.Name || `#${k.ID}`}.` });
+        setNotice({ kind: 'success', text: t('providers.deletedKey', { name: k.Name || t('common.idRef', { id: String(k.ID) }) }) });
       }
     } catch (err) {
       setNotice({ kind: 'error', text: describeError(err).message });
@@ -171,34 +173,38 @@ export function ProvidersTab() {
     <div class="stack">
       <div class="page-head page-head-row">
         <div class="page-title">
-          <h1>Providers</h1>
-          <p class="muted">Upstream provider keys, pooled by Level. Requests are spread round-robin over the enabled keys of a Level.</p>
+          <h1>{t('providers.title')}</h1>
+          <p class="muted">{t('providers.intro')}</p>
         </div>
-        <button type="button" class="btn btn-primary" onClick={() => { setNotice(null); setFormFor({ editing: null }); }} disabled={formFor()?.editing === null}>Add provider key</button>
+        <button type="button" class="btn btn-primary" onClick={() => { setNotice(null); setFormFor({ editing: null }); }} disabled={formFor()?.editing === null}>{t('providers.add')}</button>
       </div>
       <div class="stats">
-        <StatCard label="Total Levels" value={latest(keys) ? levels().length : '–'} testId="stat-levels" />
-        <StatCard label="Total keys" value={latest(keys)?.length ?? '–'} testId="stat-keys" />
-        <StatCard label="Active keys" value={latest(keys) ? active() : '–'} hint={activeHint()} testId="stat-active" />
+        <StatCard label={t('providers.totalLevels')} value={latest(keys) ? formatInt(levels().length) : '–'} testId="stat-levels" />
+        <StatCard label={t('providers.totalKeys')} value={latest(keys) ? formatInt(latest(keys)!.length) : '–'} testId="stat-keys" />
+        <StatCard label={t('providers.activeKeys')} value={latest(keys) ? formatInt(active()) : '–'} hint={activeHint()} testId="stat-active" />
       </div>
       <Notice notice={notice()} onClose={() => setNotice(null)} />
       <Show when={formFor()} keyed>
         {(f) => <ProviderForm editing={f.editing} onDone={done} onCancel={() => setFormFor(null)} />}
       </Show>
-      <Async data={keys} label="Loading provider keys…" onRetry={refetch}>
+      <Async data={keys} label={t('providers.loading')} onRetry={refetch}>
         {() => (
           <Show when={levels().length > 0} fallback={
-            <div class="card empty">No provider keys yet. Add one to start routing requests upstream.</div>
+            <div class="card empty">{t('providers.empty')}</div>
           }>
             <For each={levels()}>
               {(group) => (
                 <section class="card level-group" data-testid={`level-${group.level}`}>
                   <div class="card-head">
-                    <h2>Level {group.level}</h2>
-                    <span class="muted small">{group.keys.length} {group.keys.length === 1 ? 'key' : 'keys'} · {group.keys.filter((k) => k.Status).length} active</span>
+                    <h2>{t('providers.level', { level: String(group.level) })}</h2>
+                    <span class="muted small">{tn('providers.keys', group.keys.length, { n: formatInt(group.keys.length) })} · {t('providers.activeCount', { n: formatInt(group.keys.filter((k) => k.Status).length) })}</span>
                   </div>
                   <table class="table table-cards table-keys">
-                    <thead><tr><th class="col-name">Name</th><th class="col-provider">Provider</th><th class="col-kind">Kind</th><th class="col-secret">Secret</th><th class="col-status">Status</th><th class="col-health">Health</th><th class="actions">Actions</th></tr></thead>
+                    <thead><tr>
+                      <th class="col-name">{t('providers.name')}</th><th class="col-provider">{t('providers.provider')}</th><th class="col-kind">{t('providers.kind')}</th>
+                      <th class="col-secret">{t('providers.secret')}</th><th class="col-status">{t('providers.status')}</th><th class="col-health">{t('providers.health')}</th>
+                      <th class="actions">{t('providers.actions')}</th>
+                    </tr></thead>
                     <tbody>
                       <For each={group.keys}>
                         {(k) => (

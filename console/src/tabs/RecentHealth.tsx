@@ -3,9 +3,10 @@ import { api } from '../api';
 import { Async } from '../ui/Async';
 import { StatCard } from '../ui/StatCard';
 import { TimeChart } from '../ui/TimeChart';
-import { formatCompact, formatCredit, formatInt } from '../ui/format';
+import { formatChartTime, formatCompact, formatInt, formatMoney, formatPercent } from '../ui/format';
+import { t } from '../i18n';
 import { useAccountChoices } from './Requests';
-import { hourBuckets } from './recent-data';
+import { hourBuckets, perRequest, requestsOf } from './recent-data';
 
 /** The most requests one page of `/dashboard/requests` holds: the sample the rates are read from. */
 const SAMPLE = 200;
@@ -15,8 +16,7 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const percent = (n: number) => `${n.toFixed(n > 0 && n < 10 ? 1 : 0)} %`;
-const hourLabel = (sec: number) => `${new Date(sec * 1000).toISOString().slice(0, 13).replace('T', ' ')}:00 UTC`;
+const hourLabel = (sec: number) => formatChartTime(sec, 'hour');
 
 /**
  * Failure rate and size of an account's latest requests, from the usage records: a record is
@@ -31,27 +31,30 @@ export function RecentHealth() {
   return (
     <section class="card" data-testid="recent-health">
       <div class="card-head">
-        <div class="card-title"><h2>Failure rate and request size</h2>
-          <p class="muted small">The latest {SAMPLE} recorded requests of one account, per UTC hour. Latency is not in the usage records; the gateway's metrics have it.</p></div>
-        <select class="narrow-select" aria-label="Account" value={user()} onChange={(e) => setUser(e.currentTarget.value)}>
+        <div class="card-title"><h2>{t('recentHealth.title')}</h2>
+          <p class="muted small">{t('recentHealth.note', { n: formatInt(SAMPLE) })}</p></div>
+        <select class="narrow-select" aria-label={t('recentHealth.account')} value={user()} onChange={(e) => setUser(e.currentTarget.value)}>
           <For each={choices()}>{(c) => <option value={c.value}>{c.label}</option>}</For>
         </select>
       </div>
-      <Async data={recent} label="Loading recent requests…" onRetry={refetch}>
+      <Async data={recent} label={t('recentHealth.loading')} onRetry={refetch}>
         {(rows) => {
           const buckets = createMemo(() => hourBuckets(rows));
           const failed = () => rows.filter((r) => r.status !== 'ok').length;
+          // A provider batch's record stands for its lines (never cut: a batch is not streamed).
+          const requests = () => rows.reduce((n, r) => n + requestsOf(r), 0);
           return (
             <>
               <div class="stats">
-                <StatCard label="Failure rate" value={rows.length ? percent((failed() / rows.length) * 100) : '–'} hint={`${formatInt(failed())} of ${formatInt(rows.length)} cut or stalled`} testId="failure-rate" />
-                <StatCard label="Tokens per request" value={formatCompact(median(rows.map((r) => r.prompt + r.completion)))} hint="median, in + out" />
-                <StatCard label="Credit per request" value={formatCredit(median(rows.map((r) => r.credit_used)))} hint="median" />
+                <StatCard label={t('recentHealth.failureRate')} value={requests() ? formatPercent((failed() / requests()) * 100) : '–'}
+                  hint={t('recentHealth.failed', { failed: formatInt(failed()), total: formatInt(requests()) })} testId="failure-rate" />
+                <StatCard label={t('recentHealth.tokensPerRequest')} value={formatCompact(median(rows.map((r) => perRequest(r).tokens)))} hint={t('recentHealth.tokensHint')} />
+                <StatCard label={t('recentHealth.creditPerRequest')} value={formatMoney(median(rows.map((r) => perRequest(r).credit)))} hint={t('recentHealth.median')} />
               </div>
-              <TimeChart label="Requests and failure rate per hour" testId="chart-failures" step={3600} x={buckets().map((b) => b.hour)} formatX={hourLabel}
+              <TimeChart label={t('recentHealth.chart')} testId="chart-failures" step={3600} x={buckets().map((b) => b.hour)} formatX={hourLabel}
                 series={[
-                  { label: 'Requests', values: buckets().map((b) => b.requests), color: '#2f5bea', style: 'bars', integer: true, format: (n) => formatCompact(n) },
-                  { label: 'Failure rate', values: buckets().map((b) => (b.requests ? (b.abnormal / b.requests) * 100 : null)), color: '#c4312b', style: 'line', format: percent, right: true },
+                  { label: t('recentHealth.requests'), values: buckets().map((b) => b.requests), color: '#2f5bea', style: 'bars', integer: true, format: (n) => formatCompact(n) },
+                  { label: t('recentHealth.failureRate'), values: buckets().map((b) => (b.requests ? (b.abnormal / b.requests) * 100 : null)), color: '#c4312b', style: 'line', format: formatPercent, right: true },
                 ]} />
             </>
           );

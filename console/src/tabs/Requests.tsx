@@ -1,13 +1,19 @@
-import { createResource, createSignal, For, Show } from 'solid-js';
+import { createMemo, createResource, createSignal, For, Show } from 'solid-js';
 import type { RequestPage, RequestQuery } from '../../../contract/dashboard/schemas';
-import { api, describeError } from '../api';
+import { api, apiCodeOf, describeError } from '../api';
 import { Async, latest } from '../ui/Async';
 import { Field } from '../ui/Field';
-import { formatCredit, formatInt, formatTime, formatUnits } from '../ui/format';
+import { formatInt, formatMoney, formatTime, formatUnits } from '../ui/format';
+import { t, tn } from '../i18n';
 
 type RequestUsage = RequestPage['data'][number];
 
 const PAGE = 50;
+
+const ms = (n: number | null) => (n === null ? '–' : t('common.ms', { n: formatInt(n) }));
+
+/** What a provider batch's record stands for: its lines that were billed. */
+export const batchLabel = (lines: number) => tn('requests.batch', lines, { n: formatInt(lines) });
 
 /** `datetime-local` text (the browser's time zone) as RFC 3339, or undefined when empty. */
 const isoOf = (local: string) => (local ? new Date(local).toISOString() : undefined);
@@ -27,18 +33,46 @@ export function queryOf(f: RequestFilters, before?: string): RequestQuery {
   };
 }
 
-/** Accounts to pick from: you, then everyone below you in tree order. */
-export function useAccountChoices() {
+/**
+ * You and everyone below you, as loaded once for a tab: `choices` to pick an account from (you,
+ * then the subtree in tree order), `nameOf` an account's shown name (Alias, else Name), or null
+ * for an account not (yet) loaded.
+ */
+export function useAccounts() {
   const [me] = createResource(() => api.dashboard.info.query());
-  const [below] = createResource(() => api.accounts.descendants.query({ order: 'dna', size: 1000 }));
-  return () => [
-    ...(latest(me) ? [{ value: '', label: `${latest(me)!.name} (you)` }] : []),
-    ...(latest(below) ?? []).map((a) => ({ value: String(a.ID), label: `${'\u00a0\u00a0'.repeat(Math.max(0, a.DNA.split('.').filter(Boolean).length - (latest(me)?.dna.split('.').filter(Boolean).length ?? 1)))}${a.Alias || a.Name} (#${a.ID})` })),
+  // An account without manage permission may not list its subtree (`manage_denied`): it picks itself alone.
+  const [below] = createResource(() => api.accounts.descendants.query({ order: 'dna', size: 1000 }).catch((err: unknown) => {
+    if (apiCodeOf(err) === 'manage_denied') return [];
+    throw err;
+  }));
+  const depth = (dna: string) => dna.split('.').filter(Boolean).length;
+  const choices = () => [
+    ...(latest(me) ? [{ value: '', label: t('requests.you', { name: latest(me)!.name }) }] : []),
+    ...(latest(below) ?? []).map((a) => ({
+      value: String(a.ID),
+      label: '\u00a0\u00a0'.repeat(Math.max(0, depth(a.DNA) - (latest(me) ? depth(latest(me)!.dna) : 1))) + t('requests.choice', { name: a.Alias || a.Name, id: String(a.ID) }),
+    })),
   ];
+  const names = createMemo(() => {
+    const m = new Map<number, string>((latest(below) ?? []).map((a) => [a.ID, a.Alias || a.Name]));
+    const self = latest(me);
+    if (self) m.set(self.id, self.alias || self.name);
+    return m;
+  });
+  return { choices, nameOf: (id: number) => names().get(id) ?? null };
+}
+
+/** Accounts to pick from: you, then everyone below you in tree order. */
+export const useAccountChoices = () => useAccounts().choices;
+
+/** An account by its name, `#ID` on hover; by `#ID` alone while its name is unknown. */
+function AccountName(props: { id: number; name: string | null }) {
+  const ref = () => t('common.idRef', { id: String(props.id) });
+  return <Show when={props.name} fallback={ref()}>{(name) => <span title={ref()}>{name()}</span>}</Show>;
 }
 
 export function RequestsTab() {
-  const choices = useAccountChoices();
+  const { choices, nameOf } = useAccounts();
   // The tab opens on the whole tree below the caller (an Owner sees every request of its tenant).
   const [draft, setDraft] = createSignal<RequestFilters>({ user: '', model: '', status: '', since: '', until: '', tree: true });
   const [filters, setFilters] = createSignal<RequestFilters>(draft());
@@ -76,67 +110,75 @@ export function RequestsTab() {
   return (
     <div class="stack">
       <div class="page-head">
-        <h1>Requests</h1>
-        <p class="muted">Recent proxied requests of an account and, by default, every account below it, newest first, as they were recorded and billed (usage is written within about a second).</p>
+        <h1>{t('requests.title')}</h1>
+        <p class="muted">{t('requests.intro')}</p>
       </div>
-      <form class="card filters" onSubmit={apply} aria-label="Request filters">
-        <Field label="Account" for="rq-user">
+      <form class="card filters" onSubmit={apply} aria-label={t('requests.filters')}>
+        <Field label={t('requests.account')} for="rq-user">
           <select id="rq-user" value={draft().user} onChange={(e) => set('user', e.currentTarget.value)}>
             <For each={choices()}>{(c) => <option value={c.value}>{c.label}</option>}</For>
           </select>
         </Field>
-        <Field label="Below too" for="rq-tree">
+        <Field label={t('requests.belowToo')} for="rq-tree">
           <input id="rq-tree" type="checkbox" checked={draft().tree ?? false} onChange={(e) => set('tree', e.currentTarget.checked)} />
         </Field>
-        <Field label="Model" for="rq-model">
-          <input id="rq-model" placeholder="any" value={draft().model} onInput={(e) => set('model', e.currentTarget.value)} />
+        <Field label={t('requests.model')} for="rq-model">
+          <input id="rq-model" placeholder={t('requests.any')} value={draft().model} onInput={(e) => set('model', e.currentTarget.value)} />
         </Field>
-        <Field label="Status" for="rq-status">
+        <Field label={t('requests.status')} for="rq-status">
           <select id="rq-status" value={draft().status} onChange={(e) => set('status', e.currentTarget.value as RequestFilters['status'])}>
-            <option value="">any</option><option value="ok">ok</option><option value="abnormal">abnormal (cut or stalled)</option>
+            <option value="">{t('requests.any')}</option><option value="ok">{t('requests.ok')}</option><option value="abnormal">{t('requests.abnormal')}</option>
           </select>
         </Field>
-        <Field label="From" for="rq-since">
+        <Field label={t('requests.from')} for="rq-since">
           <input id="rq-since" type="datetime-local" value={draft().since} onInput={(e) => set('since', e.currentTarget.value)} />
         </Field>
-        <Field label="Until" for="rq-until">
+        <Field label={t('requests.until')} for="rq-until">
           <input id="rq-until" type="datetime-local" value={draft().until} onInput={(e) => set('until', e.currentTarget.value)} />
         </Field>
         <div class="filters-actions">
-          <button type="submit" class="btn btn-primary">Show</button>
-          <button type="button" class="btn" onClick={() => refetch()}>Refresh</button>
+          <button type="submit" class="btn btn-primary">{t('requests.show')}</button>
+          <button type="button" class="btn" onClick={() => refetch()}>{t('common.refresh')}</button>
         </div>
       </form>
       <section class="card">
-        <Async data={page} label="Loading requests…" onRetry={refetch}>
+        <Async data={page} label={t('requests.loading')} onRetry={refetch}>
           {(p) => (
-            <Show when={p.data.length > 0} fallback={<p class="muted">No requests match.</p>}>
+            <Show when={p.data.length > 0} fallback={<p class="muted">{t('requests.noMatch')}</p>}>
               <table class="table table-compact table-cards" data-testid="requests-table">
-                <thead><tr><th>Time</th><th class="num">Account</th><th>Request ID</th><th>Model</th><th>Endpoint</th><th class="num">Level</th><th class="num wrap">Tokens in / out</th><th>Units</th><th class="num">Credit</th><th class="num wrap">Duration / first byte</th><th>Status</th></tr></thead>
+                <thead><tr>
+                  <th>{t('requests.time')}</th><th>{t('requests.account')}</th><th>{t('requests.requestId')}</th><th>{t('requests.model')}</th><th>{t('requests.endpoint')}</th>
+                  <th class="num">{t('requests.level')}</th><th class="num wrap">{t('requests.tokensInOut')}</th><th>{t('requests.units')}</th><th class="num">{t('requests.credit')}</th>
+                  <th class="num wrap">{t('requests.duration')}</th><th>{t('requests.status')}</th>
+                </tr></thead>
                 <tbody>
                   <For each={[...p.data, ...more()]}>
                     {(r) => (
                       <tr data-request-id={r.request_id ?? ''}>
-                        <td data-label="Time" class="nowrap">{formatTime(r.created_at)}</td>
-                        <td data-label="Account" class="num">#{r.account_id}</td>
-                        <td data-label="Request ID"><code class="small">{r.request_id ?? '–'}</code></td>
-                        <td data-label="Model" class="break">{r.model}</td>
-                        <td data-label="Endpoint">{r.endpoint}</td>
-                        <td data-label="Level" class="num">{r.level ?? '–'}</td>
-                        <td data-label="Tokens" class="num">{formatInt(r.prompt)} / {formatInt(r.completion)}</td>
-                        <td data-label="Units">{formatUnits(r.units)}</td>
-                        <td data-label="Credit" class="num">{formatCredit(r.credit_used)}</td>
-                        <td data-label="Duration / first byte" class="num nowrap">{r.duration_ms === null ? '–' : `${formatInt(r.duration_ms)} ms`} / {r.first_byte_ms === null ? '–' : `${formatInt(r.first_byte_ms)} ms`}</td>
-                        <td data-label="Status"><span class="badge" classList={{ 'badge-on': r.status === 'ok', 'badge-warn': r.status !== 'ok' }}>{r.status}</span></td>
+                        <td data-label={t('requests.time')} class="nowrap">{formatTime(r.created_at)}</td>
+                        <td data-label={t('requests.account')} class="break"><AccountName id={r.account_id} name={nameOf(r.account_id)} /></td>
+                        <td data-label={t('requests.requestId')}><code class="small">{r.batch_id ?? r.request_id ?? '–'}</code></td>
+                        <td data-label={t('requests.model')} class="break">{r.model}</td>
+                        <td data-label={t('requests.endpoint')}>
+                          {r.endpoint}
+                          {/* A provider batch's one record: the lines it billed, at the batch price. */}
+                          <Show when={r.batch_id}><div><span class="badge badge-batch" data-testid="batch-badge" title={t('requests.batchTitle', { id: r.batch_id ?? '' })}>{batchLabel(r.batch_lines ?? 0)}</span></div></Show>
+                        </td>
+                        <td data-label={t('requests.level')} class="num">{r.level ?? '–'}</td>
+                        <td data-label={t('requests.tokens')} class="num">{formatInt(r.prompt)} / {formatInt(r.completion)}</td>
+                        <td data-label={t('requests.units')}>{formatUnits(r.units)}</td>
+                        <td data-label={t('requests.credit')} class="num">{formatMoney(r.credit_used)}</td>
+                        <td data-label={t('requests.duration')} class="num nowrap">{ms(r.duration_ms)} / {ms(r.first_byte_ms)}</td>
+                        <td data-label={t('requests.status')}><span class="badge" classList={{ 'badge-on': r.status === 'ok', 'badge-warn': r.status !== 'ok' }}>{t(`requests.statuses.${r.status}`)}</span></td>
                       </tr>
                     )}
                   </For>
                 </tbody>
               </table>
               <div class="pager">
-                <span class="pager-status muted small">{p.data.length + more().length} shown</span>
+                <span class="pager-status muted small">{t('requests.shown', { n: formatInt(p.data.length + more().length) })}</span>
                 <Show when={next()}>
-                  <button type="button" class="btn btn-small" disabled={loadingMore()} onClick={loadMore}>{loadingMore() ? 'Loading…' : 'Load older'}</button>
+                  <button type="button" class="btn btn-small" disabled={loadingMore()} onClick={loadMore}>{loadingMore() ? t('common.loading') : t('requests.loadOlder')}</button>
                 </Show>
               </div>
               <Show when={moreError()}><div class="notice notice-error" role="alert">{moreError()}</div></Show>

@@ -1,5 +1,6 @@
 import type { Account, AccountCreate, AccountPatch } from '../../../contract/accounts/schemas';
 import type { Row } from '../ui/KeyValueRows';
+import { t } from '../i18n';
 
 export const ACL_FIELDS = ['Resources', 'AllowIPs', 'AllowModels', 'AllowLevels'] as const;
 export type AclField = (typeof ACL_FIELDS)[number];
@@ -95,21 +96,21 @@ export function formOf(a: Account): AccountForm {
 export function formProblems(f: AccountForm, creating: boolean): Record<string, string> {
   const out: Record<string, string> = {};
   if (creating || f.Name) {
-    if (f.Name.trim().length < 4) out.Name = 'Name: 4 to 63 letters, digits, "_", "-" or "."';
+    if (f.Name.trim().length < 4) out.Name = t('accounts.problems.name');
   }
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(f.Email.trim())) out.Email = 'Email: must be a valid email address';
-  if (f.BillingEmail.trim() && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(f.BillingEmail.trim())) out.BillingEmail = 'BillingEmail: must be a valid email address';
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(f.Email.trim())) out.Email = t('accounts.problems.email');
+  if (f.BillingEmail.trim() && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(f.BillingEmail.trim())) out.BillingEmail = t('accounts.problems.billingEmail');
   for (const l of LIMIT_FIELDS) {
     const v = f.limits[l].trim();
     if (!v) continue;
     const n = Number(v);
-    if (!Number.isFinite(n) || n < 0 || (!isMoneyLimit(l) && !Number.isInteger(n))) out[l] = `${l}: ${isMoneyLimit(l) ? 'a number of USD, 0 or more' : 'a whole number, 0 or more'}`;
+    if (!Number.isFinite(n) || n < 0 || (!isMoneyLimit(l) && !Number.isInteger(n))) out[l] = t(isMoneyLimit(l) ? 'accounts.problems.money' : 'accounts.problems.whole', { field: l });
   }
   for (const r of f.ModelLimits) {
-    if (!r.model.trim()) out.ModelLimits = 'ModelLimits: every row needs a model';
-    for (const v of [r.rpm, r.tpm]) if (v.trim() && !/^\d+$/.test(v.trim())) out.ModelLimits = 'ModelLimits: rpm and tpm are whole numbers';
+    if (!r.model.trim()) out.ModelLimits = t('accounts.problems.modelLimitModel');
+    for (const v of [r.rpm, r.tpm]) if (v.trim() && !/^\d+$/.test(v.trim())) out.ModelLimits = t('accounts.problems.modelLimitWhole');
   }
-  for (const r of f.LevelMapper) if (r.key.trim() && !/^\d+$/.test(r.value.trim())) out.LevelMapper = 'LevelMapper: each Level is a whole number';
+  for (const r of f.LevelMapper) if (r.key.trim() && !/^\d+$/.test(r.value.trim())) out.LevelMapper = t('accounts.problems.levelMapper');
   return out;
 }
 

@@ -3,6 +3,7 @@ import type { BillInfo, DescendantBillInfo } from '../../../contract/billing/sch
 export type Scope = 'all' | 'own' | 'descendants';
 export interface DayTotals { date: string; requests: number; credit: number }
 export interface ModelTotals { model: string; requests: number; credit: number; tokens: number }
+export interface BatchTotals { requests: number; credit: number }
 
 /** Adds the Owner's own bill and its descendants' bill day by day (both cover the same UTC days). */
 export function dailyTotals(bills: BillInfo[]): DayTotals[] {
@@ -30,6 +31,19 @@ export function modelTotals(bills: BillInfo[], limit: number): ModelTotals[] {
     }
   }
   return [...byModel.values()].sort((a, b) => b.credit - a.credit || b.requests - a.requests).slice(0, limit);
+}
+
+/** What provider batches used (the bills' `batch` entries, each line a request), apart from calls. */
+export function batchTotals(bills: BillInfo[]): BatchTotals {
+  const t: BatchTotals = { requests: 0, credit: 0 };
+  for (const bill of bills) {
+    for (const s of Object.values(bill.usage_summary)) {
+      if (!s.batch) continue;
+      t.requests += s.model_stats.Requests;
+      t.credit += s.model_stats.CreditUsed;
+    }
+  }
+  return t;
 }
 
 export function billsFor(scope: Scope, own: BillInfo, descendants: DescendantBillInfo): BillInfo[] {

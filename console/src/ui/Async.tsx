@@ -1,5 +1,6 @@
 import { Match, Switch, type JSX, type Resource } from 'solid-js';
 import { describeError } from '../api';
+import { t } from '../i18n';
 
 /** A resource's last value, or undefined while it is errored (Solid's `latest` throws then). */
 export function latest<T>(r: Resource<T>): T | undefined {
@@ -19,7 +20,7 @@ export function ErrorBox(props: { error: unknown; onRetry?: () => void }) {
   return (
     <div class="notice notice-error" role="alert">
       <span>{describeError(props.error).message}</span>
-      {props.onRetry && <button type="button" class="btn btn-small" onClick={() => props.onRetry!()}>Retry</button>}
+      {props.onRetry && <button type="button" class="btn btn-small" onClick={() => props.onRetry!()}>{t('common.retry')}</button>}
     </div>
   );
 }

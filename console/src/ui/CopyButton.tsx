@@ -1,4 +1,5 @@
 import { createSignal, onCleanup } from 'solid-js';
+import { t } from '../i18n';
 
 /** The async Clipboard API needs a secure context; a plain-HTTP LAN address falls back to execCommand. */
 async function copyText(text: string): Promise<void> {
@@ -31,7 +32,7 @@ export function CopyButton(props: { text: () => string; label?: string }) {
   };
   return (
     <button type="button" class="btn btn-small copy-btn" onClick={copy} aria-live="polite">
-      {state() === 'copied' ? 'Copied' : state() === 'failed' ? 'Select and copy manually' : (props.label ?? 'Copy')}
+      {state() === 'copied' ? t('common.copied') : state() === 'failed' ? t('common.copyFailed') : (props.label ?? t('common.copy'))}
     </button>
   );
 }

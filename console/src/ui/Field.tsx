@@ -1,4 +1,5 @@
 import { Show, type JSX } from 'solid-js';
+import { t } from '../i18n';
 
 /** A labelled control with an optional hint and an error shown right under it. */
 export function Field(props: { label: string; for: string; hint?: JSX.Element; error?: string | null; counter?: JSX.Element; children: JSX.Element; class?: string }) {
@@ -23,7 +24,7 @@ export function Field(props: { label: string; for: string; hint?: JSX.Element; e
 export function Counter(props: { value: number; max: number; id?: string }) {
   return (
     <span class="counter" classList={{ 'counter-over': props.value > props.max }} id={props.id} aria-live="polite">
-      {props.value} / {props.max}
+      {t('field.counter', { value: String(props.value), max: String(props.max) })}
     </span>
   );
 }

@@ -1,4 +1,5 @@
 import { Index, Show } from 'solid-js';
+import { t } from '../i18n';
 
 export interface Row { key: string; value: string }
 
@@ -24,13 +25,13 @@ export function KeyValueRows(props: {
       <Index each={props.rows}>
         {(row, i) => (
           <div class="kv-row">
-            <input aria-label={`${props.keyLabel} ${i + 1}`} placeholder={props.keyPlaceholder} value={row().key} onInput={(e) => set(i, { key: e.currentTarget.value })} />
-            <input aria-label={`${props.valueLabel} ${i + 1}`} placeholder={props.valuePlaceholder} value={row().value} onInput={(e) => set(i, { value: e.currentTarget.value })} />
-            <button type="button" class="btn btn-small btn-ghost" aria-label={`Remove row ${i + 1}`} onClick={() => props.onChange(props.rows.filter((_, j) => j !== i))}>Remove</button>
+            <input aria-label={t('kv.row', { label: props.keyLabel, n: String(i + 1) })} placeholder={props.keyPlaceholder} value={row().key} onInput={(e) => set(i, { key: e.currentTarget.value })} />
+            <input aria-label={t('kv.row', { label: props.valueLabel, n: String(i + 1) })} placeholder={props.valuePlaceholder} value={row().value} onInput={(e) => set(i, { value: e.currentTarget.value })} />
+            <button type="button" class="btn btn-small btn-ghost" aria-label={t('kv.removeRow', { n: String(i + 1) })} onClick={() => props.onChange(props.rows.filter((_, j) => j !== i))}>{t('common.remove')}</button>
           </div>
         )}
       </Index>
-      <button type="button" class="btn btn-small" onClick={() => props.onChange([...props.rows, { key: '', value: '' }])}>Add row</button>
+      <button type="button" class="btn btn-small" onClick={() => props.onChange([...props.rows, { key: '', value: '' }])}>{t('kv.addRow')}</button>
     </div>
   );
 }

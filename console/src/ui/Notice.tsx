@@ -1,4 +1,5 @@
 import { Show, type JSX } from 'solid-js';
+import { t } from '../i18n';
 
 export type NoticeKind = 'success' | 'error' | 'info';
 export interface NoticeState { kind: NoticeKind; text: JSX.Element }
@@ -10,7 +11,7 @@ export function Notice(props: { notice: NoticeState | null; onClose?: () => void
       {(n) => (
         <div class={`notice notice-${n().kind}`} role={n().kind === 'error' ? 'alert' : 'status'}>
           <span>{n().text}</span>
-          {props.onClose && <button type="button" class="notice-close" aria-label="Dismiss" onClick={() => props.onClose!()}>×</button>}
+          {props.onClose && <button type="button" class="notice-close" aria-label={t('common.dismiss')} onClick={() => props.onClose!()}>×</button>}
         </div>
       )}
     </Show>

@@ -3,6 +3,7 @@ import { api, describeError } from '../api';
 import { startSession } from '../session';
 import { KeyShownOnce } from './KeyShownOnce';
 import { Notice, type NoticeState } from './Notice';
+import { t } from '../i18n';
 
 /** What `/x-self` wants as `confirm`: today's UTC date, so only a deliberate call today rotates. */
 const confirmationForToday = () => `${new Date().toISOString().slice(0, 10)}-ROTATE-SELF`;
@@ -33,25 +34,20 @@ export function RotateSelf(props: { onClose: () => void }) {
   return (
     <div class="stack rotate-self" data-testid="rotate-self">
       <Show when={issued()} fallback={
-        <section class="card" aria-label="Rotate my key">
-          <div class="card-head"><h2>Rotate my key</h2></div>
-          <p>
-            A new API key replaces the one this console signed in with. The old key stops working at once,
-            everywhere: scripts and other consoles using it get 401 until they get the new one.
-          </p>
+        <section class="card" aria-label={t('rotate.title')}>
+          <div class="card-head"><h2>{t('rotate.title')}</h2></div>
+          <p>{t('rotate.explain')}</p>
           <Notice notice={notice()} onClose={() => setNotice(null)} />
           <div class="form-actions">
-            <button type="button" class="btn" disabled={busy()} onClick={() => props.onClose()}>Keep my key</button>
-            <button type="button" class="btn btn-danger" disabled={busy()} onClick={rotate}>{busy() ? 'Rotating…' : 'Rotate now'}</button>
+            <button type="button" class="btn" disabled={busy()} onClick={() => props.onClose()}>{t('rotate.keep')}</button>
+            <button type="button" class="btn btn-danger" disabled={busy()} onClick={rotate}>{busy() ? t('rotate.rotating') : t('rotate.now')}</button>
           </div>
         </section>
       }>
         {(key) => (
           <>
-            <KeyShownOnce title="Your new API key" apiKey={key()}>
-              Store it now: it is never shown again. This console already uses it; sign in with it next time.
-            </KeyShownOnce>
-            <div class="form-actions"><button type="button" class="btn" onClick={() => props.onClose()}>Done</button></div>
+            <KeyShownOnce title={t('rotate.newKey')} apiKey={key()}>{t('rotate.store')}</KeyShownOnce>
+            <div class="form-actions"><button type="button" class="btn" onClick={() => props.onClose()}>{t('common.done')}</button></div>
           </>
         )}
       </Show>

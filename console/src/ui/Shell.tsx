@@ -1,7 +1,8 @@
-import { createEffect, createResource, createSignal, ErrorBoundary, For, onCleanup, Show, type Component } from 'solid-js';
+import { createEffect, createResource, createSignal, ErrorBoundary, For, Match, onCleanup, Show, Switch, type Component } from 'solid-js';
 import { Dynamic } from 'solid-js/web';
 import { api } from '../api';
-import { ErrorBox, latest } from './Async';
+import type { UserInfo } from '../../../contract/dashboard/schemas';
+import { ErrorBox, latest, Loading } from './Async';
 import { endSession } from '../session';
 import { ExamplesTab } from '../tabs/Examples';
 import { ProvidersTab } from '../tabs/Providers';
@@ -11,33 +12,63 @@ import { LogsTab } from '../tabs/Logs';
 import { UsageTab } from '../tabs/Usage';
 import { AccountsTab } from '../tabs/Accounts';
 import { RequestsTab } from '../tabs/Requests';
+import { BalanceTab } from '../tabs/Balance';
+import { ModelsTab } from '../tabs/Models';
 import { RotateSelf } from './RotateSelf';
+import { t } from '../i18n';
+import type { en } from '../i18n/en';
+import { LanguageSwitch } from './LanguageSwitch';
 
-interface Tab { id: string; label: string; component: Component }
+type TabId = keyof typeof en.shell.tabs;
+interface Tab { id: TabId; component: Component }
 
-const TABS: Tab[] = [
-  { id: 'examples', label: 'AI API examples', component: ExamplesTab },
-  { id: 'accounts', label: 'Accounts', component: AccountsTab },
-  { id: 'providers', label: 'Providers', component: ProvidersTab },
-  { id: 'config', label: 'System configuration', component: ConfigTab },
-  { id: 'news', label: 'Broadcast news', component: NewsTab },
-  { id: 'logs', label: 'Operation log', component: LogsTab },
-  { id: 'usage', label: 'Usage', component: UsageTab },
-  { id: 'requests', label: 'Requests', component: RequestsTab },
+const OWNER_TABS: Tab[] = [
+  { id: 'examples', component: ExamplesTab },
+  { id: 'accounts', component: AccountsTab },
+  { id: 'providers', component: ProvidersTab },
+  { id: 'config', component: ConfigTab },
+  { id: 'news', component: NewsTab },
+  { id: 'logs', component: LogsTab },
+  { id: 'usage', component: UsageTab },
+  { id: 'requests', component: RequestsTab },
 ];
 
-const fromHash = () => {
+/** Any other account's own pages: its money and limits, what it may call, and its subtree's requests. */
+const ACCOUNT_TABS: Tab[] = [
+  { id: 'balance', component: BalanceTab },
+  { id: 'models', component: ModelsTab },
+  { id: 'requests', component: RequestsTab },
+];
+
+const fromHash = (tabs: Tab[]) => {
   const id = location.hash.replace(/^#\/?/, '');
-  return TABS.find((t) => t.id === id) ?? TABS[0];
+  return tabs.find((item) => item.id === id) ?? tabs[0];
 };
 
-/** The signed-in console: header, tab bar, and the current tab (remounted on every visit). */
-export function Shell() {
-  const [tab, setTab] = createSignal<Tab>(fromHash());
-  const onHash = () => setTab(fromHash());
+/** The signed-in console, picked by whose key it is: an Owner's (Root included), or an account's own. */
+export function SignedIn() {
+  const [me, { refetch }] = createResource(() => api.dashboard.info.query());
+  return (
+    <Switch fallback={<Loading label={t('common.loading')} />}>
+      <Match when={me.error}>
+        <main class="content">
+          <ErrorBox error={me.error} onRetry={refetch} />
+          <div><button type="button" class="btn btn-small" onClick={() => endSession('signedOut')}>{t('shell.signOut')}</button></div>
+        </main>
+      </Match>
+      <Match when={latest(me)}>{(info) => <Shell me={info()} />}</Match>
+    </Switch>
+  );
+}
+
+/** Header, tab bar, and the current tab (remounted on every visit). */
+function Shell(props: { me: UserInfo }) {
+  const owner = props.me.is_owner;
+  const tabs = owner ? OWNER_TABS : ACCOUNT_TABS;
+  const [tab, setTab] = createSignal<Tab>(fromHash(tabs));
+  const onHash = () => setTab(fromHash(tabs));
   window.addEventListener('hashchange', onHash);
   onCleanup(() => window.removeEventListener('hashchange', onHash));
-  const [me] = createResource(() => api.dashboard.info.query());
   const [rotating, setRotating] = createSignal(false);
   // On a phone the tab bar scrolls sideways; keep the current tab in view.
   let nav!: HTMLElement;
@@ -46,20 +77,19 @@ export function Shell() {
   return (
     <div class="shell">
       <header class="topbar">
-        <div class="brand"><span class="brand-mark" aria-hidden="true" />Switchyard <span class="brand-sub">Owner console</span></div>
+        <div class="brand"><span class="brand-mark" aria-hidden="true" />Switchyard <span class="brand-sub">{owner ? t('app.brandSub') : t('app.accountSub')}</span></div>
         <div class="topbar-right">
-          <Show when={latest(me)}>
-            {(m) => <span class="whoami" title={`DNA ${m().dna}`}>{m().name} <span class="badge">{m().role === 'root' ? 'Root' : 'Owner'}</span></span>}
-          </Show>
-          <button type="button" class="btn btn-small" aria-expanded={rotating()} onClick={() => setRotating(true)}>Rotate my key</button>
-          <button type="button" class="btn btn-small" onClick={() => endSession('You signed out.')}>Sign out</button>
+          <span class="whoami" title={t('shell.dna', { dna: props.me.dna })}>{props.me.name} <span class="badge">{t(`common.${props.me.role}`)}</span></span>
+          <LanguageSwitch />
+          <button type="button" class="btn btn-small" aria-expanded={rotating()} onClick={() => setRotating(true)}>{t('shell.rotate')}</button>
+          <button type="button" class="btn btn-small" onClick={() => endSession('signedOut')}>{t('shell.signOut')}</button>
         </div>
       </header>
-      <nav class="tabs" aria-label="Console sections" ref={nav}>
-        <For each={TABS}>
-          {(t) => (
-            <a href={`#/${t.id}`} class="tab" classList={{ 'tab-active': tab().id === t.id }} aria-current={tab().id === t.id ? 'page' : undefined}>
-              {t.label}
+      <nav class="tabs" aria-label={t('shell.sections')} ref={nav}>
+        <For each={tabs}>
+          {(item) => (
+            <a href={`#/${item.id}`} class="tab" classList={{ 'tab-active': tab().id === item.id }} aria-current={tab().id === item.id ? 'page' : undefined}>
+              {t(`shell.tabs.${item.id}`)}
             </a>
           )}
         </For>

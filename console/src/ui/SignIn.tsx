@@ -1,17 +1,20 @@
 import { createSignal, Show } from 'solid-js';
-import { createApi, describeError, isUnauthorized } from '../api';
+import { apiCodeOf, createApi, describeError, isUnauthorized } from '../api';
+import { t } from '../i18n';
 import { sessionEndReason, startSession } from '../session';
+import { LanguageSwitch } from './LanguageSwitch';
 
-const NOT_OWNER = 'This key belongs to an account that is not an Owner. The console accepts only Owner keys; subaccounts use the API directly.';
+/** Keys the server does not know: told in the console's language; any other refusal keeps the API's own reason. */
+const UNKNOWN_KEY = ['invalid_api_key', 'missing_api_key'];
 
-/** Checks a key before the session starts: `/dashboard/status` tells whether its account is an Owner. */
-async function checkOwnerKey(key: string): Promise<string | null> {
+/** Checks a key before the session starts: any enabled account may sign in; Shell picks its console. */
+async function checkKey(key: string): Promise<string | null> {
   const probe = createApi(() => key);
   try {
-    const status = await probe.accounts.status.query();
-    return status.admin ? null : NOT_OWNER;
+    await probe.accounts.status.query();
+    return null;
   } catch (err) {
-    if (isUnauthorized(err)) return 'This API key is not valid (or its account is disabled).';
+    if (isUnauthorized(err) && UNKNOWN_KEY.includes(apiCodeOf(err) ?? '')) return t('signIn.invalidKey');
     return describeError(err).message;
   }
 }
@@ -24,10 +27,10 @@ export function SignIn() {
   const submit = async (e: SubmitEvent) => {
     e.preventDefault();
     const candidate = key().trim();
-    if (!candidate) return setError('Enter the API key of an Owner account.');
+    if (!candidate) return setError(t('signIn.empty'));
     setBusy(true);
     setError(null);
-    const problem = await checkOwnerKey(candidate);
+    const problem = await checkKey(candidate);
     setBusy(false);
     if (problem) return setError(problem);
     setKey('');
@@ -37,13 +40,16 @@ export function SignIn() {
   return (
     <main class="signin">
       <form class="signin-card" onSubmit={submit} novalidate>
-        <div class="brand brand-large"><span class="brand-mark" aria-hidden="true" />Switchyard</div>
-        <h1>Owner console</h1>
-        <p class="muted">Sign in with the API key of an Owner account. The key stays in this browser tab and is forgotten when the tab is closed.</p>
+        <div class="signin-top">
+          <div class="brand brand-large"><span class="brand-mark" aria-hidden="true" />Switchyard</div>
+          <LanguageSwitch />
+        </div>
+        <h1>{t('signIn.heading')}</h1>
+        <p class="muted">{t('signIn.intro')}</p>
         <Show when={sessionEndReason() && !error()}>
-          <div class="notice notice-info" role="status">{sessionEndReason()}</div>
+          <div class="notice notice-info" role="status">{t(`session.${sessionEndReason()!}`)}</div>
         </Show>
-        <label for="api-key">API key</label>
+        <label for="api-key">{t('signIn.keyLabel')}</label>
         <input
           id="api-key"
           type="password"
@@ -58,7 +64,7 @@ export function SignIn() {
         <Show when={error()}>
           <div class="notice notice-error" id="signin-error" role="alert">{error()}</div>
         </Show>
-        <button type="submit" class="btn btn-primary btn-block" disabled={busy()}>{busy() ? 'Checking…' : 'Sign in'}</button>
+        <button type="submit" class="btn btn-primary btn-block" disabled={busy()}>{busy() ? t('signIn.checking') : t('signIn.submit')}</button>
       </form>
     </main>
   );

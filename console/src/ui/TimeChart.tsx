@@ -1,8 +1,10 @@
-import { createEffect, For, onCleanup, onMount } from 'solid-js';
+import { createEffect, For, on, onCleanup, onMount } from 'solid-js';
 // Before uPlot, which reads navigator.language as it loads (see locale.ts).
 import '../locale';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { language, t } from '../i18n';
+import { formatAxisTime } from './format';
 
 export interface TimeSeries {
   label: string;
@@ -54,14 +56,16 @@ export function TimeChart(props: {
       x: { time: true, range: (_u, min, max) => (props.x.length ? [props.x[0] - props.step / 2, props.x[props.x.length - 1] + props.step / 2] : [min, max]) },
       y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] }, r: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
     axes: [
-      { stroke: '#667085', grid: { stroke: '#eef0f3' } },
-      { stroke: '#667085', grid: { stroke: '#eef0f3' }, size: 80, values: (_u, ticks) => ticks.map((t) => left().format(t)), ...(left().integer ? { incrs: INTEGER_STEPS } : {}) },
+      // Ticks in the console's language (uPlot's own names are English), as UTC like the rest.
+      // A day reads `10月30日` or `Oct 30`: ticks at least 72 px apart keep them from running together on a phone.
+      { stroke: '#667085', grid: { stroke: '#eef0f3' }, space: 72, values: (_u, ticks, _axis, _space, incr) => ticks.map((s, i) => formatAxisTime(s, incr, i === 0)) },
+      { stroke: '#667085', grid: { stroke: '#eef0f3' }, size: 80, values: (_u, ticks) => ticks.map((tick) => left().format(tick)), ...(left().integer ? { incrs: INTEGER_STEPS } : {}) },
       ...(props.series.some((s) => s.right)
-        ? [{ scale: 'r', side: 1 as const, stroke: '#667085', grid: { show: false }, size: 64, values: (_u: uPlot, ticks: number[]) => ticks.map((t) => props.series.find((s) => s.right)!.format(t)) }]
+        ? [{ scale: 'r', side: 1 as const, stroke: '#667085', grid: { show: false }, size: 64, values: (_u: uPlot, ticks: number[]) => ticks.map((tick) => props.series.find((s) => s.right)!.format(tick)) }]
         : []),
     ],
     series: [
-      { value: (_u, v) => (v === null ? '' : props.formatX(v)) },
+      { label: t('chart.time'), value: (_u, v) => (v === null ? '' : props.formatX(v)) },
       ...props.series.map((s): uPlot.Series => ({
         label: s.label,
         scale: s.right ? 'r' : 'y',
@@ -78,8 +82,8 @@ export function TimeChart(props: {
 
   const data = (): uPlot.AlignedData => [props.x, ...props.series.map((s) => s.values)];
 
+  const width = () => Math.max(240, Math.floor(box.clientWidth));
   onMount(() => {
-    const width = () => Math.max(240, Math.floor(box.clientWidth));
     chart = new uPlot(options(width()), data(), box);
     const ro = new ResizeObserver(() => chart?.setSize({ width: width(), height: height() }));
     ro.observe(box);
@@ -88,6 +92,11 @@ export function TimeChart(props: {
       chart?.destroy();
     });
   });
+  // The legend's labels are fixed when uPlot draws a chart: another language draws it anew.
+  createEffect(on(language, () => {
+    chart?.destroy();
+    chart = new uPlot(options(width()), data(), box);
+  }, { defer: true }));
   // New numbers (another scope, a refetch) redraw the same chart.
   createEffect(() => {
     const d = data();
@@ -101,7 +110,7 @@ export function TimeChart(props: {
       <div class="sr-only">
       <table>
         <caption>{props.label}</caption>
-        <thead><tr><th>Time</th><For each={props.series}>{(s) => <th>{s.label}</th>}</For></tr></thead>
+        <thead><tr><th>{t('chart.time')}</th><For each={props.series}>{(s) => <th>{s.label}</th>}</For></tr></thead>
         <tbody>
           <For each={props.x}>
             {(x, i) => (

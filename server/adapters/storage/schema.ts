@@ -156,6 +156,11 @@ export const usageRecords = pgTable('usage_records', {
   firstByteMs: integer('first_byte_ms'),
   /** What a unit-billed route used, by kind (`{"images": 2}`); null for calls billed by tokens alone. */
   units: jsonb('units').$type<UsageUnits>(),
+  /** The tools a translated call left out because its provider lacks them, comma-separated (`web_search`); null when none. */
+  droppedTools: text('dropped_tools'),
+  /** The provider batch this record bills (one record per batch, at the batch price), and how many of its lines it covers; null for a call. */
+  batchId: text('batch_id'),
+  batchLines: integer('batch_lines'),
   createdAt: createdAt(),
 }, (t) => [
   index('usage_records_time_brin').using('brin', t.createdAt),
@@ -279,3 +284,69 @@ export const storedResponses = pgTable('stored_responses', {
   response: text('response'),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 }, (t) => [primaryKey({ columns: [t.ownerId, t.responseId] }), index('stored_responses_expiry_idx').on(t.expiresAt)]);
+
+/**
+ * A file uploaded through the gateway (OpenAI `/v1/files`), kept under the provider's own file
+ * ID: the account that uploaded it (the only one that may see it), the provider key that holds
+ * it (a batch naming it goes there), and, for a batch input, what its JSONL lines ask for: the
+ * one model they name, how many there are and their worst case in tokens (the batch's
+ * reservation is computed from these, without reading the file again). `deleted_at` is set by
+ * DELETE; the row stays for bills.
+ */
+export const batchFiles = pgTable('batch_files', {
+  id: text('id').primaryKey(),
+  ownerId: integer('owner_id').notNull(),
+  accountId: integer('account_id').notNull(),
+  keyId: integer('key_id').notNull(),
+  purpose: text('purpose').notNull(),
+  filename: text('filename').notNull().default(''),
+  bytes: bigint('bytes', { mode: 'number' }).notNull().default(0),
+  /** The model and route (`/v1/chat/completions`, …) every line names; null for a file that is not a batch input. */
+  model: text('model'),
+  url: text('url'),
+  lines: integer('lines').notNull().default(0),
+  /** Sum over lines of the input bound (tokens), of explicit output caps, and lines without a cap (held at the model's output limit). */
+  inputBound: bigint('input_bound', { mode: 'number' }).notNull().default(0),
+  outputCapped: bigint('output_capped', { mode: 'number' }).notNull().default(0),
+  uncappedLines: integer('uncapped_lines').notNull().default(0),
+  createdAt: createdAt(),
+  deletedAt: timestamp('deleted_at', { withTimezone: true }),
+}, (t) => [index('batch_files_account_time_idx').on(t.accountId, t.createdAt)]);
+
+/**
+ * A batch created through the gateway (OpenAI `/v1/batches` or Anthropic `/v1/messages/batches`),
+ * under the provider's batch ID: whose it is, where it runs, what it holds and what it was
+ * billed. `reserved` is held against the account's credit from create until the batch is
+ * settled; `settled_at` is the batch's idempotency key: the poller bills a batch in the same
+ * transaction that sets it, so several instances, client polls and restarts bill it once.
+ */
+export const gatewayBatches = pgTable('gateway_batches', {
+  id: text('id').primaryKey(),
+  ownerId: integer('owner_id').notNull(),
+  accountId: integer('account_id').notNull(),
+  dna: text('dna').notNull(),
+  keyId: integer('key_id').notNull(),
+  level: integer('level'),
+  /** `openai` or `anthropic`: which API the client called and the provider runs. */
+  api: text('api').notNull(),
+  /** The route the lines call (`/v1/chat/completions`, `/v1/messages`, …) and their model. */
+  endpoint: text('endpoint').notNull(),
+  model: text('model').notNull(),
+  inputFileId: text('input_file_id'),
+  /** The provider's status as last seen (OpenAI's `validating` … `cancelled`, Anthropic's `in_progress`/`canceling`/`ended`). */
+  status: text('status').notNull(),
+  lines: integer('lines').notNull().default(0),
+  completedLines: integer('completed_lines').notNull().default(0),
+  failedLines: integer('failed_lines').notNull().default(0),
+  reserved: credit('reserved').notNull().default(0),
+  billed: credit('billed'),
+  /** After this the provider will never finish it (its 24 h window and a margin): the reservation is released. */
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  createdAt: createdAt(),
+  settledAt: timestamp('settled_at', { withTimezone: true }),
+}, (t) => [
+  index('gateway_batches_account_time_idx').on(t.accountId, t.createdAt),
+  index('gateway_batches_dna_idx').on(t.dna.op('text_pattern_ops')),
+  // The poller's work list: open batches only.
+  index('gateway_batches_open_idx').on(t.createdAt).where(sql`settled_at IS NULL`),
+]);

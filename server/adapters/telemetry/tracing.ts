@@ -31,8 +31,8 @@ export const tracesUrl = (endpoint: string) => `${endpoint.replace(/\/+$/, '')}/
 
 const propagator = new W3CTraceContextPropagator();
 
-/** gen_ai.operation.name of a proxy route. */
-const operationOf = (path: string) => (path === '/v1/embeddings' ? 'embeddings' : 'chat');
+/** gen_ai.operation.name of a proxy route (Gemini's `:embedContent` and `:batchEmbedContents` are embeddings too). */
+const operationOf = (path: string) => (path === '/v1/embeddings' || /:(?:batchE|e)mbedContents?$/.test(path) ? 'embeddings' : 'chat');
 
 export class OtlpTracer implements ProxyTracer {
   private readonly provider: BasicTracerProvider;

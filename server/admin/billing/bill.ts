@@ -1,6 +1,7 @@
 import type { BillInfo, DailyCost, UsageUser } from '../../../contract/billing/schemas';
 import { eachDay, type Period } from './period';
 import { addUnits, type UsageUnits } from '../../domain/usage/units';
+import { fromRollupModel } from '../../domain/usage/batch-usage';
 
 /** Summed usage_daily figures of one group (a day and model, an account and model, …). */
 export interface UsageSums {
@@ -15,6 +16,11 @@ export interface UsageSums {
 }
 
 export const credit = (x: number) => Number(x.toFixed(10));
+/** A rollup key's batch fields: a provider batches' line says so and names its model; a call's line is as it was. */
+function batchOf(name: string): { batch?: true; model?: string } {
+  const k = fromRollupModel(name);
+  return k.batch ? { batch: true, model: k.model } : {};
+}
 const percent = (part: number, whole: number) => (whole > 0 ? Number(((part / whole) * 100).toFixed(2)) : 0);
 const zero = (): UsageSums => ({ requests: 0, prompt: 0, completion: 0, reasoning: 0, cached: 0, credit: 0 });
 function add(into: UsageSums, s: UsageSums): void {
@@ -57,6 +63,7 @@ export function buildBill(period: Period, rows: (UsageSums & { day: string; mode
         name: i.model,
         cost: credit(i.credit),
         usage: { requests: i.requests, prompt: i.prompt, completion: i.completion, reasoning: i.reasoning, cached: i.cached, ...(i.units ? { units: i.units } : {}) },
+        ...batchOf(i.model),
       })),
     };
   });
@@ -64,6 +71,7 @@ export function buildBill(period: Period, rows: (UsageSums & { day: string; mode
     model_stats: { Requests: s.requests, Prompt: s.prompt, Completion: s.completion, Reasoning: s.reasoning, Cached: s.cached, CreditUsed: credit(s.credit) },
     usage_analysis: { request_percentage: percent(s.requests, total.requests), cost_percentage: percent(s.credit, total.credit) },
     ...(s.units ? { units: s.units } : {}),
+    ...batchOf(model),
   }]));
   return {
     object: 'bill_info',

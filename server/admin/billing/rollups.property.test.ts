@@ -18,12 +18,13 @@ async function direct(scopeDna: string, exclude: number | null, only: number | n
     ? sql`r.account_id = ${only}`
     : sql`a.dna like ${scopeDna + '%'} and r.account_id <> ${exclude ?? -1}`;
   const days = await gw.gateway.database.rows<{ day: string; model: string; requests: number; prompt: number; credit: string }>(sql`
-    select (r.created_at at time zone 'utc')::date::text as day, r.model, count(*)::int as requests, sum(r.prompt)::int as prompt, sum(r.credit_used)::text as credit
+    select (r.created_at at time zone 'utc')::date::text as day, r.model || case when r.batch_id is null then '' else ' (batch)' end as model,
+      sum(coalesce(r.batch_lines, 1))::int as requests, sum(r.prompt)::int as prompt, sum(r.credit_used)::text as credit
     from usage_records r join accounts a on a.id = r.account_id
     where ${where} and (r.created_at at time zone 'utc')::date between ${start}::date and ${end}::date
     group by 1, 2`);
   const users = await gw.gateway.database.rows<{ id: number; requests: number; credit: string }>(sql`
-    select r.account_id as id, count(*)::int as requests, sum(r.credit_used)::text as credit
+    select r.account_id as id, sum(coalesce(r.batch_lines, 1))::int as requests, sum(r.credit_used)::text as credit
     from usage_records r join accounts a on a.id = r.account_id
     where ${where} and (r.created_at at time zone 'utc')::date between ${start}::date and ${end}::date
     group by 1`);
@@ -31,10 +32,10 @@ async function direct(scopeDna: string, exclude: number | null, only: number | n
 }
 
 describe('rollups against the raw records', () => {
-  it('a descendant bill (whole tree, a subtree by DNA path, one account) equals a direct aggregation over usage_records, on random trees and traffic', async () => {
+  it('a descendant bill (whole tree, a subtree by DNA path, one account) equals a direct aggregation over usage_records, on random trees and traffic, batches apart', async () => {
     await fc.assert(fc.asyncProperty(
       fc.array(fc.nat(), { minLength: 1, maxLength: 10 }),
-      fc.array(fc.record({ who: fc.nat(), model: fc.constantFrom(...MODELS), daysAgo: fc.nat({ max: 6 }), prompt: fc.nat({ max: 5000 }), cents: fc.nat({ max: 500 }) }), { maxLength: 60 }),
+      fc.array(fc.record({ who: fc.nat(), model: fc.constantFrom(...MODELS), daysAgo: fc.nat({ max: 6 }), prompt: fc.nat({ max: 5000 }), cents: fc.nat({ max: 500 }), batchLines: fc.option(fc.integer({ min: 1, max: 5 })) }), { maxLength: 60 }),
       fc.nat(), fc.nat(),
       async (parents, traffic, pickCaller, pickTarget) => {
         const owner = await insertAccount(gw, { parent: rootAccount(gw), role: 'owner' });
@@ -42,7 +43,9 @@ describe('rollups against the raw records', () => {
         for (const p of parents) tree.push(await insertAccount(gw, { parent: tree[p % tree.length] }));
         for (const t of traffic) {
           const a = tree[t.who % tree.length];
-          gw.gateway.usage.record(usageOf(a, { model: t.model, prompt: t.prompt, creditUsed: t.cents / 100, at: new Date(Date.parse(`${addDays(today(), -t.daysAgo)}T10:00:00Z`) + t.prompt) }));
+          // Some records are provider batches' (gateway/batches settlement): their own rows, their lines counted as requests.
+          const batch = t.batchLines === null ? {} : { batchId: `batch_${t.prompt}`, batchLines: t.batchLines };
+          gw.gateway.usage.record(usageOf(a, { model: t.model, prompt: t.prompt, creditUsed: t.cents / 100, at: new Date(Date.parse(`${addDays(today(), -t.daysAgo)}T10:00:00Z`) + t.prompt), ...batch }));
         }
         await gw.gateway.usage.flush();
         // Owners (and Root) read descendant bills; any account of the tree can be the filter's subtree.

@@ -16,7 +16,7 @@ describe('/x-config', () => {
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
     expect(r.body.oid).toBe(1);
-    expect(Object.keys(r.body.configs).sort()).toEqual(['DEFAULT_OUTPUT_LIMIT', 'EMAIL_AUTH', 'EMAIL_PORT', 'EMAIL_SMTP', 'LEVEL_MAPPER', 'MODEL_FAILOVER', 'MODEL_LIMITS', 'MODEL_MAPPER', 'PRICING', 'RESOURCES', 'SWITCH_OVER', 'UNPRICED_MODEL_POLICY', 'XAI_MAIL']);
+    expect(Object.keys(r.body.configs).sort()).toEqual(['DEFAULT_OUTPUT_LIMIT', 'EMAIL_AUTH', 'EMAIL_PORT', 'EMAIL_SMTP', 'LEVEL_MAPPER', 'MODEL_FAILOVER', 'MODEL_LIMITS', 'MODEL_MAPPER', 'PRICING', 'RESOURCES', 'SWITCH_OVER', 'UNPRICED_MODEL_POLICY', 'UNSUPPORTED_TOOLS', 'XAI_MAIL']);
     expect(Object.values(r.body.configs).every((v) => v === '')).toBe(true);
   });
 
@@ -62,6 +62,7 @@ describe('/x-config', () => {
       [{ RESOURCES: 'v1/chat' }, /not a path/],
       [{ EMAIL_PORT: '70000' }, /EMAIL_PORT/],
       [{ XAI_MAIL: 'nobody' }, /XAI_MAIL/],
+      [{ UNSUPPORTED_TOOLS: 'ignore' }, /UNSUPPORTED_TOOLS: must be "drop" or "refuse"/],
       [{ MODEL_MAPPER: 'a=b', PRICING: '{"ChatPricing":{"gpt-4o":{"InputText":"1"}}}' }, /PRICING/],
       [{}, /Nothing to update/],
     ];

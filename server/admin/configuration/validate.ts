@@ -6,6 +6,7 @@ import { parseModelLimitsJson } from '../../domain/mapping/model-limits';
 import { parsePricing } from '../../domain/pricing/overrides';
 import { parseUnpricedPolicy } from '../../domain/pricing/unpriced-policy';
 import { parseOutputLimit } from '../../domain/pricing/estimate';
+import { parseUnsupportedTools } from '../../domain/providers/unsupported-tools';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const HOST = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -20,6 +21,7 @@ const validators: Record<ConfigKey, (v: string) => void> = {
   PRICING: (v) => parsePricing(v),
   UNPRICED_MODEL_POLICY: (v) => parseUnpricedPolicy(v),
   DEFAULT_OUTPUT_LIMIT: (v) => parseOutputLimit(v),
+  UNSUPPORTED_TOOLS: (v) => parseUnsupportedTools(v),
   XAI_MAIL: (v) => { if (!EMAIL.test(v)) throw new MapperError('XAI_MAIL: must be an email address'); },
   EMAIL_AUTH: (v) => { if (!EMAIL.test(v)) throw new MapperError('EMAIL_AUTH: must be an email address'); },
   EMAIL_SMTP: (v) => { if (!HOST.test(v)) throw new MapperError('EMAIL_SMTP: must be a host name or address'); },

@@ -138,6 +138,19 @@ describe('GET /dashboard/live', () => {
   });
 });
 
+describe('cards on the polled reads', () => {
+  it('leave out an expired card on /dashboard/live and /x-info, and show one that has not expired yet', async () => {
+    const db = gw.gateway.database;
+    const account = await createAccount(gw, ownerA, { CreditGranted: 4 });
+    await db.rows(sql`insert into credit_grants (account_id, amount, balance, reference, expires_at) values
+      (${account.id}, 7, 7, 'expired', now() - interval '1 minute'), (${account.id}, 9, 9, 'still good', now() + interval '1 minute')`);
+    for (const r of [await gw.as(account.key).get('/dashboard/live'), await gw.as(ownerA.key).get(`/x-info?user=${account.id}`)]) {
+      expect(r.status).toBe(200);
+      expect(r.body.credit_balance.map((c: { reference: string; balance: number }) => c.balance).sort()).toEqual([4, 9]);
+    }
+  });
+});
+
 describe('GET /x-info', () => {
   it('answers an account of the Owner\'s tree by ID, name, email or DNA path, with usage', async () => {
     gw.gateway.usage.record(usageOf(child, { creditUsed: 0.5, model: 'gpt-4o-mini' }));

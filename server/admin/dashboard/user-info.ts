@@ -4,6 +4,7 @@ import type { Db } from '../../adapters/storage/database';
 import { creditGrants, usageDaily } from '../../adapters/storage/schema';
 import type { AccountRow } from '../../state/accounts/account-cache';
 import { credit } from '../billing/bill';
+import { fromRollupModel } from '../../domain/usage/batch-usage';
 
 type Card = typeof creditGrants.$inferSelect;
 
@@ -76,7 +77,9 @@ export async function liveUsage(db: Db, accountId: number, now = new Date()): Pr
   for (const r of rows) {
     for (const p of r.day === today ? [daily, monthly] : [monthly]) {
       const m = (p.ModelUsage[r.model] ??= { Requests: 0, Prompt: 0, Completion: 0, Reasoning: 0, Cached: 0, CreditUsed: 0 });
-      for (const target of [p, m]) {
+      // Provider batches' rows (`gpt-4o (batch)`) also add up apart.
+      const batch = fromRollupModel(r.model).batch ? (p.Batch ??= { Requests: 0, Prompt: 0, Completion: 0, Reasoning: 0, Cached: 0, CreditUsed: 0 }) : undefined;
+      for (const target of batch ? [p, m, batch] : [p, m]) {
         target.Requests += r.requests;
         target.Prompt += r.prompt;
         target.Completion += r.completion;
@@ -88,6 +91,7 @@ export async function liveUsage(db: Db, accountId: number, now = new Date()): Pr
   }
   for (const p of [daily, monthly]) {
     p.CreditUsed = credit(p.CreditUsed);
+    if (p.Batch) p.Batch.CreditUsed = credit(p.Batch.CreditUsed);
     for (const m of Object.values(p.ModelUsage)) m.CreditUsed = credit(m.CreditUsed);
   }
   return { daily_usage: daily, monthly_usage: monthly };

@@ -135,7 +135,11 @@ export class ProviderKeys implements ProviderKeyService {
       if (patch.config !== undefined) {
         const { config, privateKey } = splitConfig(patch.config);
         set.config = config;
-        if (config.provider_type !== 'vertex') set.configSecretCipher = null;
+        if (config.provider_type === 'bedrock') {
+          // A session token left out of the update is kept (write-only, as a private key).
+          if (privateKey) set.configSecretCipher = this.vault.encrypt(PURPOSE.providerSecret, privateKey);
+          else if (current.config.provider_type !== 'bedrock') set.configSecretCipher = null;
+        } else if (config.provider_type !== 'vertex') set.configSecretCipher = null;
         else if (privateKey) set.configSecretCipher = this.vault.encrypt(PURPOSE.providerSecret, privateKey);
         else if (!current.configSecretCipher || current.config.provider_type !== 'vertex') throw badRequest('config.private_key: required when switching a key to the vertex kind');
       }
@@ -171,8 +175,12 @@ function hostOf(provider: string): string {
   return provider.toLowerCase();
 }
 
-/** Keeps the private key out of the plain `config` column: it is stored encrypted beside it. */
+/** Keeps the private key (a Bedrock key's session token) out of the plain `config` column: it is stored encrypted beside it. */
 function splitConfig(input: ProviderConfigInput | ProviderConfigPatch): { config: Record<string, unknown>; privateKey?: string } {
+  if (input.provider_type === 'bedrock') {
+    const { session_token, ...rest } = input;
+    return { config: rest, privateKey: session_token };
+  }
   if (input.provider_type === 'vertex') {
     const { private_key, ...rest } = input;
     return { config: rest, privateKey: private_key };

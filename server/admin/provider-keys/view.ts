@@ -8,6 +8,7 @@ export type ProviderKeyRow = typeof providerKeys.$inferSelect;
 export function toProviderKey(row: ProviderKeyRow, sleepingUntil: number | null): ProviderKey {
   const config = { ...row.config } as Record<string, unknown>;
   if (config.provider_type === 'vertex') config.private_key_set = row.configSecretCipher !== null;
+  if (config.provider_type === 'bedrock') config.session_token_set = row.configSecretCipher !== null;
   return {
     ID: row.id,
     Name: row.name,

@@ -53,6 +53,8 @@ export class Exchange {
   /** Written into the head of the answer, whichever it is. */
   stamp: ResponseStamp | null = null;
   private abortListeners: (() => void)[] = [];
+  /** Clean ends waiting for the release of `holdEnd`; null while the end is not held. */
+  private heldEnds: (() => void)[] | null = null;
   private readonly bodyRead: Promise<RawBody>;
   /** The body as a stream, on a route that takes uploads (see upload.ts); null elsewhere. */
   readonly upload: UploadBody | null = null;
@@ -102,6 +104,30 @@ export class Exchange {
     else this.abortListeners.push(listener);
   }
 
+  /**
+   * Holds the answer's clean end (a whole answer, a streamed answer's last bytes) until the
+   * returned function is called: what ends the call for its client can wait for something the
+   * client must find done when it calls again (the proxy: what the call held is given back in
+   * shared state). Everything before the end still goes out as it comes; `finished` is set at
+   * once; an end held when the client leaves is dropped.
+   */
+  holdEnd(): () => void {
+    const held: (() => void)[] = [];
+    this.heldEnds = held;
+    return () => {
+      if (this.heldEnds !== held) return;
+      this.heldEnds = null;
+      for (const end of held) end();
+    };
+  }
+
+  /** Runs a clean end now, or once `holdEnd` releases it; never after the client left. */
+  atEnd(end: () => void): void {
+    const held = this.heldEnds;
+    if (held) held.push(() => { if (!this.aborted) end(); });
+    else end();
+  }
+
   /** The peer's address, read when first asked for (most requests never need it); '' once the client left. */
   get ip(): string {
     if (this.remoteIp === undefined) {
@@ -137,7 +163,7 @@ export class Exchange {
       else this.res.end(body, closeConnection);
     });
     if ((closeConnection || this.closeRequested) && (this.upload ? !this.upload.ended : this.bodyDue)) answerAfterBody(this, answer);
-    else answer();
+    else this.atEnd(answer);
   }
 
   sendJson(status: number, body: unknown, headers: Record<string, string> = {}, closeConnection = false): void {

@@ -62,13 +62,13 @@ export class StreamWriter {
     const ex = this.ex;
     if (ex.aborted || ex.finished) return;
     ex.finished = true;
-    ex.res.cork(() => {
+    ex.atEnd(() => ex.res.cork(() => {
       if (!this.started) {
         this.started = true;
         writeHead(ex.res, this.status, this.headers, this.omit, ex.stamp);
       }
       ex.res.end(last ?? undefined);
-    });
+    }));
   }
 
   abort(): void {
@@ -103,10 +103,10 @@ export class StreamingExchange extends Exchange {
   relay(status: number, headers: HeaderValues, omit: HeaderFilter, body: Uint8Array): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
-    this.res.cork(() => {
+    this.atEnd(() => this.res.cork(() => {
       writeHead(this.res, status, headers, omit, this.stamp);
       this.res.end(body);
-    });
+    }));
   }
 
   openStream(status: number, headers: HeaderValues, omit: HeaderFilter): StreamWriter {

@@ -35,6 +35,10 @@ export interface CatalogueModel {
   outputLimit: number | null;
   /** Input plus output tokens the model takes; null when unknown. */
   contextLimit: number | null;
+  /** The model reasons (takes a reasoning effort or thinking budget); null when unknown. */
+  reasoning: boolean | null;
+  /** The model takes a sampling temperature (OpenAI's reasoning models do not); null when unknown. */
+  temperature: boolean | null;
 }
 
 /**
@@ -54,10 +58,12 @@ const PROVIDER_ALIASES: Record<string, string> = {
   openai: 'openai', anthropic: 'anthropic', google: 'google', gemini: 'google', mistral: 'mistral', mistralai: 'mistral',
   deepseek: 'deepseek', 'x-ai': 'x-ai', xai: 'x-ai', cohere: 'cohere', perplexity: 'perplexity', moonshotai: 'moonshotai',
   groq: 'groq', cerebras: 'cerebras', together: 'together', togetherai: 'together', fireworks: 'fireworks', 'fireworks-ai': 'fireworks',
+  // Bedrock's own model IDs and inference profiles (`aws/us.anthropic.…`): asked for by name only, never tried for a bare one.
+  aws: 'aws', bedrock: 'aws',
 };
 
 /** models.dev's provider of the same models, for their output limits. */
-const LIMIT_SOURCES: Record<string, { models: Record<string, { limit?: { context?: number; output?: number } }> }> = {
+const LIMIT_SOURCES: Record<string, { models: Record<string, { reasoning?: boolean; temperature?: boolean; limit?: { context?: number; output?: number } }> }> = {
   openai, anthropic, google, mistral, deepseek, 'x-ai': xai, perplexity, moonshotai, groq, cerebras, together, fireworks,
 };
 
@@ -66,22 +72,29 @@ const FIELDS: Record<string, PriceField> = {
   input_mtok: 'InputText', cache_read_mtok: 'CachedText', cache_write_mtok: 'CacheWrite', cache_write_1h_mtok: 'CacheWrite1h', output_mtok: 'OutputText',
   output_reasoning_mtok: 'ReasonText', input_audio_mtok: 'InputAudio', cache_audio_read_mtok: 'CachedAudio',
   output_audio_mtok: 'OutputAudio', input_image_mtok: 'InputImage', output_image_mtok: 'OutputImage',
+  // Per thousand searches (the package's `web_searches` unit), as WebSearch is.
+  web_searches_kcount: 'WebSearch',
 };
 
 /** A dated or `-latest` suffix: `-2024-07-18`, `-20250929`, `-0613`, `-latest`. */
 const VERSION_SUFFIX = /-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)$/;
 const undated = (name: string) => name.replace(VERSION_SUFFIX, '');
 
-let limitIndex: Map<string, Map<string, { output: number | null; context: number | null }>> | null = null;
+/** What models.dev says of a model beyond its price: its limits and what it takes. */
+type Facts = { output: number | null; context: number | null; reasoning: boolean | null; temperature: boolean | null };
+const NO_FACTS: Facts = { output: null, context: null, reasoning: null, temperature: null };
+const flag = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+
+let limitIndex: Map<string, Map<string, Facts>> | null = null;
 
 /** models.dev's limits per provider, keyed by lower-case model id and by its undated form. */
 function limits() {
   if (limitIndex) return limitIndex;
   limitIndex = new Map();
   for (const [provider, source] of Object.entries(LIMIT_SOURCES)) {
-    const byName = new Map<string, { output: number | null; context: number | null }>();
+    const byName = new Map<string, Facts>();
     for (const [id, m] of Object.entries(source.models)) {
-      const entry = { output: positive(m.limit?.output), context: positive(m.limit?.context) };
+      const entry: Facts = { output: positive(m.limit?.output), context: positive(m.limit?.context), reasoning: flag(m.reasoning), temperature: flag(m.temperature) };
       const key = id.toLowerCase();
       byName.set(key, entry);
       // The undated form stands for the largest of its dated entries: a reservation errs high.
@@ -100,7 +113,7 @@ const positive = (v: unknown): number | null => (typeof v === 'number' && Number
  * The output and context limits of a model: its provider's entry under the catalogue's id or
  * the requested name (dated or not), else the largest any listed provider gives that name.
  */
-function limitsOf(provider: string, names: string[]): { output: number | null; context: number | null } {
+function limitsOf(provider: string, names: string[]): Facts {
   const index = limits();
   const keys = [...new Set(names.flatMap((n) => [n, undated(n)]))];
   const own = index.get(provider);
@@ -108,7 +121,7 @@ function limitsOf(provider: string, names: string[]): { output: number | null; c
     const hit = own?.get(k);
     if (hit) return hit;
   }
-  let best: { output: number | null; context: number | null } = { output: null, context: null };
+  let best: Facts = NO_FACTS;
   for (const byName of index.values()) {
     for (const k of keys) {
       const hit = byName.get(k);
@@ -258,6 +271,8 @@ function lookup(model: string, now: number): CatalogueModel | null {
     price,
     outputLimit: lim.output,
     contextLimit: positive(found.model.context_window) ?? lim.context,
+    reasoning: lim.reasoning,
+    temperature: lim.temperature,
   };
 }
 

@@ -20,6 +20,23 @@ describe('pricing', () => {
     expect(priceFor('gpt-4o', pricing)).toBe(priceFor('gpt-4o', pricing));
   });
 
+  it('prices a call at the upstream ID\'s own catalogue price where it has one, the client model\'s PRICING over it', () => {
+    const profile = 'aws/us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+    const own = defaultPrice(profile)!;
+    expect(own.InputText).not.toBe(defaultPrice('claude-sonnet-4-5')!.InputText);
+    expect(resolvePrice('claude-sonnet-4-5', {}, profile)).toMatchObject({ InputText: own.InputText, OutputText: own.OutputText, known: true });
+    // No catalogue entry for the ID: the client-facing model's price.
+    expect(resolvePrice('claude-sonnet-4-5', {}, 'aws/us.anthropic.claude-house-tuned-v1:0')).toEqual(resolvePrice('claude-sonnet-4-5', {}));
+    expect(resolvePrice('house-alias', {}, profile)).toMatchObject({ InputText: own.InputText, known: true });
+    const pricing = parsePricing(JSON.stringify({ ChatPricing: { 'claude-sonnet-4-5': { OutputText: 20 } } }));
+    expect(resolvePrice('claude-sonnet-4-5', pricing, profile)).toMatchObject({ InputText: own.InputText, OutputText: 20 });
+    // Memoized per client model and upstream ID, apart from the model alone.
+    expect(priceFor('claude-sonnet-4-5', pricing, profile)).toBe(priceFor('claude-sonnet-4-5', pricing, profile));
+    expect(priceFor('claude-sonnet-4-5', pricing, profile)).not.toBe(priceFor('claude-sonnet-4-5', pricing));
+    // A client's LiteLLM-style `bedrock/` prefix asks the catalogue's Bedrock prices as `aws/` does.
+    expect(defaultPrice('bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0')).toEqual(own);
+  });
+
   it('bills cached, cache-write, reasoning and plain tokens at their prices, times Rates and Factor', () => {
     const price = resolvePrice('claude-sonnet-4-5', {});
     // 1000 plain input at 3, 2000 cache reads at 0.3, 500 cache writes at 3.75, 100 output at 15

@@ -28,6 +28,8 @@ export interface TokenUsage {
   /** Of `completion`, audio and image tokens. */
   audioOut?: number;
   imageOut?: number;
+  /** Web searches the provider ran for the answer (Anthropic's server_tool_use.web_search_requests): billed per search, not per token. */
+  webSearches?: number;
 }
 
 export interface ResolvedPrice extends Record<PriceField, number> {
@@ -80,6 +82,8 @@ function fill(own: Fields | undefined, base: Fields | undefined, known: boolean)
     OutputAudio: f('OutputAudio') ?? output,
     InputImage: f('InputImage') ?? input,
     OutputImage: f('OutputImage') ?? output,
+    // A search is priced per search, by the provider that runs it: no token price stands in for it.
+    WebSearch: f('WebSearch') ?? 0,
     Rates: f('Rates') ?? 1,
     known,
     tiers: [],
@@ -92,10 +96,13 @@ export const flatPrice = (input: number, output: number, known: boolean): Resolv
 /**
  * Default price overridden field by field by the Owner's `PRICING.ChatPricing.<model>`. A
  * long-context tier keeps the fields the Owner did not set at the catalogue's tier price; a
- * field the Owner set holds at every length.
+ * field the Owner set holds at every length. `upstream` is the catalogue name of the model ID
+ * the upstream was sent (`aws/us.anthropic.…` on a Bedrock key): where the catalogue prices it,
+ * that price is the default instead of the client-facing model's (the Owner's PRICING, named
+ * by the client's model, still goes over it).
  */
-export function resolvePrice(model: string, pricing: PricingOverrides): ResolvedPrice {
-  const base = defaultPrice(model);
+export function resolvePrice(model: string, pricing: PricingOverrides, upstream?: string): ResolvedPrice {
+  const base = (upstream !== undefined ? defaultPrice(upstream) : null) ?? defaultPrice(model);
   const o = pricing.ChatPricing?.[model] as Fields | undefined;
   const known = base !== null || o !== undefined;
   const price = fill(o, base ?? undefined, known);
@@ -145,7 +152,9 @@ export function costOf(usage: TokenUsage, resolved: ResolvedPrice, accountRates:
   const base = input * price.InputText + (cached - cachedAudio) * price.CachedText + cachedAudio * price.CachedAudio
     + (cacheWrite - write1h) * price.CacheWrite + write1h * price.CacheWrite1h + audioIn * price.InputAudio + imageIn * price.InputImage
     + output * price.OutputText + reasoning * price.ReasonText + audioOut * price.OutputAudio + imageOut * price.OutputImage;
-  const cost = (base / 1_000_000) * price.Rates * accountRates * factor;
+  // WebSearch is per thousand searches.
+  const searches = usage.webSearches ? usage.webSearches * price.WebSearch * 1000 : 0;
+  const cost = ((base + searches) / 1_000_000) * price.Rates * accountRates * factor;
   return Number.isFinite(cost) && cost > 0 ? cost : 0;
 }
 
@@ -155,9 +164,10 @@ let resolvedDay = -1;
 /**
  * `resolvePrice`, memoized per PRICING object: the config store builds a new object on every
  * change, so a saved PRICING takes effect on the next request without any invalidation; the
- * memo starts over each UTC day with the catalogue's (a dated price change).
+ * memo starts over each UTC day with the catalogue's (a dated price change). `upstream` as
+ * resolvePrice takes it: one memo entry per client model and upstream ID.
  */
-export function priceFor(model: string, pricing: PricingOverrides): ResolvedPrice {
+export function priceFor(model: string, pricing: PricingOverrides, upstream?: string): ResolvedPrice {
   const day = catalogueDay();
   if (day !== resolvedDay) {
     resolvedByPricing = new WeakMap();
@@ -165,11 +175,13 @@ export function priceFor(model: string, pricing: PricingOverrides): ResolvedPric
   }
   let byModel = resolvedByPricing.get(pricing);
   if (!byModel) resolvedByPricing.set(pricing, (byModel = new Map()));
-  let p = byModel.get(model);
+  // No model name has a newline (the model-name stage refuses one), so the two parts cannot run together.
+  const id = upstream === undefined ? model : `${model}\n${upstream}`;
+  let p = byModel.get(id);
   if (!p) {
-    p = resolvePrice(model, pricing);
+    p = resolvePrice(model, pricing, upstream);
     if (byModel.size >= 10_000) byModel.delete(byModel.keys().next().value!);
-    byModel.set(model, p);
+    byModel.set(id, p);
   }
   return p;
 }

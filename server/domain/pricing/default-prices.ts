@@ -7,10 +7,12 @@
  */
 export type PriceField =
   | 'InputText' | 'CachedText' | 'CacheWrite' | 'CacheWrite1h' | 'OutputText' | 'ReasonText'
-  | 'InputAudio' | 'CachedAudio' | 'OutputAudio' | 'InputImage' | 'OutputImage';
+  | 'InputAudio' | 'CachedAudio' | 'OutputAudio' | 'InputImage' | 'OutputImage'
+  /** USD per 1,000 web searches the provider ran (Anthropic's server_tool_use.web_search_requests), not per million tokens. */
+  | 'WebSearch';
 
 export const PRICE_FIELDS: readonly PriceField[] = [
-  'InputText', 'CachedText', 'CacheWrite', 'CacheWrite1h', 'OutputText', 'ReasonText', 'InputAudio', 'CachedAudio', 'OutputAudio', 'InputImage', 'OutputImage',
+  'InputText', 'CachedText', 'CacheWrite', 'CacheWrite1h', 'OutputText', 'ReasonText', 'InputAudio', 'CachedAudio', 'OutputAudio', 'InputImage', 'OutputImage', 'WebSearch',
 ];
 
 export interface ChatPrice extends Partial<Record<PriceField, number>> {

@@ -58,6 +58,7 @@ describe('output bound', () => {
   it('takes the request\'s own limit, else the model\'s, times the completions asked for', () => {
     expect(maxOutputTokens({ max_tokens: 50 }, 16_384, false)).toBe(50);
     expect(maxOutputTokens({ max_output_tokens: 70 }, 16_384, false)).toBe(70);
+    expect(maxOutputTokens({ generationConfig: { maxOutputTokens: 80 } }, 16_384, false)).toBe(80);
     expect(maxOutputTokens({ max_completion_tokens: 90, max_tokens: 10 }, 16_384, false)).toBe(90);
     expect(maxOutputTokens({ max_tokens: -1 }, 16_384, false)).toBe(16_384);
     expect(maxOutputTokens({ max_tokens: 100, n: 3 }, 16_384, false)).toBe(300);

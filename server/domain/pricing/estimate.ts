@@ -55,10 +55,46 @@ const FILE = 2;
  * per message. Base64 payloads are taken out of that count and charged by what they are:
  * an image at IMAGE_TOKENS, an inline file or audio at its decoded bytes, a file by reference
  * at the context window. Tools add TOOLS_TOKENS. Nothing exceeds the model's context window.
- * Walks the parsed JSON once (its nodes, not its characters).
+ * Walks the parsed JSON once (its nodes, not its characters). When this bound alone would
+ * refuse a call, admission counts the text with the model's tokenizer (token-count.ts, over
+ * `inputText` below); no tokenizer is loaded or run here.
  */
 export function estimateInputTokens(doc: Record<string, unknown>, raw?: Uint8Array, model = '', context: number | null = null): number {
-  let bytes = raw ? raw.length : Buffer.byteLength(JSON.stringify(doc), 'utf8');
+  const bytes = raw ? raw.length : Buffer.byteLength(JSON.stringify(doc), 'utf8');
+  walkInput(doc, model, context, null);
+  const tokens = Math.max(bytes - walked.payloadChars, 0) + walked.extra;
+  return context !== null && tokens > context ? context : tokens;
+}
+
+/** A request's text for a tokenizer, and what its other parts are charged (as estimateInputTokens charges them). */
+export interface InputText {
+  /** Every string of the request that is not a payload: keys, values, numbers and booleans as written. */
+  texts: string[];
+  /** Objects and arrays: the structure a provider renders around the text. */
+  nodes: number;
+  /** Tokens of the parts that are not text (images, inline files and audio, files by reference) and TOOLS_TOKENS. */
+  extra: number;
+}
+
+/** The request's text and non-text charges, by the same walk and the same payload rules as estimateInputTokens. */
+export function inputText(doc: Record<string, unknown>, model = '', context: number | null = null): InputText {
+  const texts: string[] = [];
+  walkInput(doc, model, context, texts);
+  return { texts, nodes: walked.nodes, extra: walked.extra };
+}
+
+/** What walkInput found; the walk is synchronous, so one object serves every call without allocating. */
+const walked = { payloadChars: 0, extra: 0, nodes: 0 };
+
+/**
+ * The one walk over a request's parsed JSON: base64 payloads found and charged by what they
+ * are (into `walked`), and, when `texts` is given, every other string collected and the
+ * objects and arrays counted. Without `texts` (the byte bound) no string is touched but the
+ * payload candidates.
+ */
+function walkInput(doc: Record<string, unknown>, model: string, context: number | null, texts: string[] | null): void {
+  let payloadChars = 0;
+  let nodes = 0;
   let extra = Array.isArray(doc.tools) && doc.tools.length > 0 ? TOOLS_TOKENS : 0;
   const imageTokens = model.includes('gpt-4o-mini') ? IMAGE_TOKENS_GPT_4O_MINI : IMAGE_TOKENS;
   const values: unknown[] = [doc];
@@ -67,16 +103,18 @@ export function estimateInputTokens(doc: Record<string, unknown>, raw?: Uint8Arr
     const v = values.pop();
     const kind = kinds.pop()!;
     if (Array.isArray(v)) {
+      if (texts !== null) nodes++;
       for (let i = 0; i < v.length; i++) {
         const x = v[i];
         if (x !== null && typeof x === 'object') { values.push(x); kinds.push(kind); } else if (typeof x === 'string' && x.length >= PAYLOAD_MIN_CHARS && isDataUrl(x)) {
-          bytes -= x.length;
+          payloadChars += x.length;
           extra += kind === IMAGE ? 0 : Math.ceil(x.length * 0.75);
-        }
+        } else if (texts !== null && x !== null && x !== undefined) texts.push(String(x));
       }
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
+    if (texts !== null) nodes++;
     const o = v as Record<string, unknown>;
     let inner = kind;
     const type = o.type;
@@ -87,21 +125,26 @@ export function estimateInputTokens(doc: Record<string, unknown>, raw?: Uint8Arr
     let reference = false;
     for (const k in o) {
       const x = o[k];
+      if (texts !== null) texts.push(k);
       if (typeof x === 'string') {
         if (x.length >= PAYLOAD_MIN_CHARS && (isDataUrl(x) || (PAYLOAD_KEYS.has(k) && looksBase64(x)))) {
-          bytes -= x.length;
+          payloadChars += x.length;
           inline = true;
           if (inner !== IMAGE) extra += Math.ceil(x.length * 0.75);
-        } else if (inner === FILE && FILE_REFERENCE_KEYS.has(k)) reference = true;
+          continue;
+        }
+        if (inner === FILE && FILE_REFERENCE_KEYS.has(k)) reference = true;
+        if (texts !== null) texts.push(x);
       } else if (x !== null && typeof x === 'object') {
         values.push(x);
         kinds.push(inner);
-      }
+      } else if (texts !== null && x !== null && x !== undefined) texts.push(String(x));
     }
     if (reference && !inline) extra += context ?? FILE_REFERENCE_TOKENS;
   }
-  const tokens = Math.max(bytes, 0) + extra;
-  return context !== null && tokens > context ? context : tokens;
+  walked.payloadChars = payloadChars;
+  walked.extra = extra;
+  walked.nodes = nodes;
 }
 
 const isDataUrl = (s: string) => s.charCodeAt(0) === 100 && s.startsWith('data:');
@@ -137,12 +180,13 @@ export function modelLimits(model: string, fallback: number): { output: number; 
 
 /**
  * The output a request allows: its own limit (max_completion_tokens, max_output_tokens for
- * Responses, max_tokens, Anthropic's max_tokens), else the model's `limit`; times the
+ * Responses, max_tokens, Anthropic's max_tokens, Gemini's generationConfig.maxOutputTokens), else the model's `limit`; times the
  * completions asked for (`n`, `best_of`). Embeddings produce none.
  */
 export function maxOutputTokens(doc: Record<string, unknown>, limit: number, embeddings: boolean): number {
   if (embeddings) return 0;
-  const each = positiveInt(doc.max_completion_tokens) ?? positiveInt(doc.max_output_tokens) ?? positiveInt(doc.max_tokens) ?? limit;
+  const gemini = doc.generationConfig as { maxOutputTokens?: unknown } | undefined;
+  const each = positiveInt(doc.max_completion_tokens) ?? positiveInt(doc.max_output_tokens) ?? positiveInt(doc.max_tokens) ?? positiveInt(gemini?.maxOutputTokens) ?? limit;
   const n = Math.max(positiveInt(doc.n) ?? 1, positiveInt(doc.best_of) ?? 1);
   return each * n;
 }

@@ -5,7 +5,7 @@ import { MapperError } from '../mapping/mappers';
  * `Call` in USD per call, `Rates` a per-model multiplier), in the reference system's layout.
  */
 export const PRICING_SECTIONS = {
-  ChatPricing: ['CacheWrite', 'CacheWrite1h', 'CachedText', 'CachedAudio', 'InputText', 'InputAudio', 'InputImage', 'ReasonText', 'OutputText', 'OutputAudio', 'OutputImage', 'Rates'],
+  ChatPricing: ['CacheWrite', 'CacheWrite1h', 'CachedText', 'CachedAudio', 'InputText', 'InputAudio', 'InputImage', 'ReasonText', 'OutputText', 'OutputAudio', 'OutputImage', 'WebSearch', 'Rates'],
   ImgPricing: ['Call', 'Rates', 'Sizes'],
   AudioPricing: ['Input', 'InputAudio', 'Output', 'OutputAudio', 'Call', 'Rates'],
   CallPricing: ['Call', 'Rates'],

@@ -39,10 +39,11 @@ const fallbackPrices = new WeakMap<UnpricedPolicy, ResolvedPrice>();
  * The price a model is reserved and billed at: its known price, else under `bill` the
  * fallback (cached input, cache writes, audio and image input at the input price; reasoning,
  * audio and image output at the output price); under `refuse` the unknown price (cost 0: the
- * proxy refused such a call before it reached a provider).
+ * proxy refused such a call before it reached a provider). `upstream`: the upstream's own model
+ * ID, as priceFor takes it.
  */
-export function policyPrice(model: string, pricing: PricingOverrides, policy: UnpricedPolicy): ResolvedPrice {
-  const p = priceFor(model, pricing);
+export function policyPrice(model: string, pricing: PricingOverrides, policy: UnpricedPolicy, upstream?: string): ResolvedPrice {
+  const p = priceFor(model, pricing, upstream);
   if (p.known || policy.kind !== 'bill') return p;
   let f = fallbackPrices.get(policy);
   if (!f) {

@@ -34,8 +34,13 @@ export interface UsageEvent {
   durationMs?: number;
   /** Milliseconds from the call's arrival until its answer's head went out (time to first byte). */
   firstByteMs?: number;
-  /** What a unit-billed route used, by kind (images, seconds of audio, …); absent for calls billed by tokens alone. */
+  /** What a unit-billed route used, by kind (images, seconds of audio, …), or the web searches a provider ran; absent for calls billed by tokens alone. */
   units?: UsageUnits;
+  /** The tools a translated call left out because its provider lacks them (UNSUPPORTED_TOOLS=drop), by the names the client gave them. */
+  droppedTools?: string[];
+  /** The provider batch this record bills (one record per batch, at the batch price), and how many of its lines it covers; absent for a call. */
+  batchId?: string;
+  batchLines?: number;
 }
 
 export interface UsageSink {

@@ -1,11 +1,12 @@
 /**
- * The units a call of a unit-billed route used, by kind, as usage records, the daily rollups,
+ * The units a call of a unit-billed route used (and the web searches a provider ran for a chat
+ * call, billed per search beside its tokens), by kind, as usage records, the daily rollups,
  * bills and the request log keep them: `{ images: 2 }`, `{ audio_seconds: 31.5, calls: 1 }`.
  * Absent for calls billed by tokens alone, so a chat call carries and stores nothing more.
  */
 import type { UnitMeter, UnitUsage } from '../pricing/units';
 
-export const UNIT_KINDS = ['images', 'audio_seconds', 'characters', 'calls', 'search_units', 'audio_tokens'] as const;
+export const UNIT_KINDS = ['images', 'audio_seconds', 'characters', 'calls', 'search_units', 'audio_tokens', 'web_searches'] as const;
 export type UnitKind = (typeof UNIT_KINDS)[number];
 export type UsageUnits = Partial<Record<UnitKind, number>>;
 

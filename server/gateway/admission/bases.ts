@@ -4,6 +4,7 @@ import { usageDaily } from '../../adapters/storage/schema';
 import { standingOf } from '../../state/credits/ledger';
 import type { UsageEvent, UsageSink } from '../../domain/usage/types';
 import type { BaseLoader, SpendClaim } from './store';
+import { heldByAccount, heldBySubtree } from '../batches/held';
 
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
@@ -37,8 +38,11 @@ export class DatabaseBases implements BaseLoader {
   credit(accountId: number): Promise<{ spendable: number; epoch: string }> {
     return this.exact(async () => {
       const pending = this.usage.pendingCredit(accountId);
+      // Open provider batches hold their worst case until settled, on every instance (gateway/batches).
+      // Read before the cards: a batch billed in between is then counted twice, never missed.
+      const batches = await heldByAccount(this.db, accountId);
       const s = await standingOf(this.db, accountId);
-      return { spendable: s.cards - s.overdraft - pending, epoch: String(s.lastGrant) };
+      return { spendable: s.cards - s.overdraft - pending - batches, epoch: String(s.lastGrant) };
     });
   }
 
@@ -66,6 +70,8 @@ export class DatabaseBases implements BaseLoader {
       if (p <= 0) this.recent.delete(id);
       else if (a.ownerId === claim.ownerId && a.dna.startsWith(claim.dna)) pending += p;
     }
+    // Before usage_daily, as for credit: a batch billed in between counts twice, never not at all.
+    const held = await heldBySubtree(this.db, claim.ownerId, claim.dna);
     // DNA paths are digits and dots: no LIKE wildcard to escape.
     const [row] = await this.db.select({ total: sum(usageDaily.creditUsed) }).from(usageDaily).where(and(
       like(usageDaily.dna, `${claim.dna}%`),
@@ -75,7 +81,7 @@ export class DatabaseBases implements BaseLoader {
       gte(usageDaily.day, isoDay(claim.start)),
       lt(usageDaily.day, isoDay(claim.end)),
     ));
-    return Number(row?.total ?? 0) + pending;
+    return Number(row?.total ?? 0) + pending + held;
   }
 
   private prune(): void {

@@ -259,6 +259,21 @@ export interface AdmissionStore extends CounterView {
   /** Drops the reservation: nothing billable was delivered; never waits. */
   release(r: AdmissionRequest, now: number): void;
   /**
+   * Once `r` is settled or released: resolves when that is applied where every instance sees it
+   * (a shared store), or when it could not be and waits for replay. Undefined when there is
+   * nothing to wait for; a store that applies them as they are made (one process) has none. The
+   * call's answer ends after it: the client's next call, wherever it lands, finds what this
+   * one held given back (issue #30).
+   */
+  applied?(r: AdmissionRequest): Promise<void> | undefined;
+  /**
+   * These charges (per account) are in the database now, by another way than this instance's
+   * usage recorder: a shared store stops holding them as this instance's unwritten usage (the
+   * recorder's own hook, redis/store.ts). A provider batch's reservation settles as a charge and
+   * is then held by its gateway_batches row (gateway/batches/reserve.ts). Absent: nothing to do.
+   */
+  onWritten?(charges: ReadonlyMap<number, number>): void;
+  /**
    * The account changed (credit granted or taken, Rates, deletion): its credit base is reloaded
    * before its next admission (open reservations stay); null: every account.
    */

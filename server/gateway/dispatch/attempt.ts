@@ -2,19 +2,19 @@ import type { UpstreamClient } from '../../adapters/upstream-http/client';
 import { TIMEOUT_CODES, type ResponseController, type ResponseHandler, type UpstreamHttpError } from '../../adapters/upstream-http/types';
 import type { ClientExchange, ResponseStream } from '../transport';
 import type { TokenUsage } from '../../domain/pricing/cost';
-import type { UpstreamTarget } from '../providers/types';
+import type { UpstreamDeframer, UpstreamTarget } from '../providers/types';
 import { dropped, failStream, type UpstreamHeaders } from './relay';
 import { SseTap } from './sse';
 import { usageFromBody } from './response-usage';
-import { proxyErrorBody, streamErrorEvent } from '../errors';
+import { proxyErrorBody, streamErrorEvent, type ErrorFormat } from '../errors';
 import type { StreamTranslator, Translation } from '../formats/index';
 import type { ClientContext, Json } from '../formats/types';
 import { scrub, scrubHeaders, scrubText, type ScrubKey } from './scrub';
 
 export interface AttemptInput {
   ex: ClientExchange;
-  /** The client called `/v1/messages`: an interrupted stream ends with Anthropic's error event. */
-  anthropicClient: boolean;
+  /** The client's error envelope: an interrupted stream ends with its format's error event. */
+  errorFormat: ErrorFormat;
   client: Pick<UpstreamClient, 'dispatch'>;
   target: UpstreamTarget;
   /** The key called: its secret and Provider URL are taken out of every error text the client or the Owner sees. */
@@ -117,16 +117,19 @@ function relayError(a: AttemptInput, status: number, headers: UpstreamHeaders, b
 }
 
 const EMPTY = Buffer.alloc(0);
+const concatOrNull = (a: Buffer | null, b: Buffer | null): Buffer | null => (a && b ? Buffer.concat([a, b]) : a ?? b);
 /** A Response object names its ID first; its stream's first event carries the object. */
 const SNIFF_BYTES = 8192;
 const RESPONSE_ID = /"id"\s*:\s*"(resp_[A-Za-z0-9_-]{1,200})"/;
 const responseIdIn = (text: string): string | undefined => RESPONSE_ID.exec(text)?.[1];
 const JSON_HEAD = { 'content-type': 'application/json' };
 
-const isEventStream = (headers: UpstreamHeaders) => {
+const isEventStream = (headers: UpstreamHeaders, target: UpstreamTarget) => {
   const t = headers['content-type'];
-  return typeof t === 'string' && t.includes('text/event-stream');
+  if (typeof t !== 'string') return false;
+  return t.includes('text/event-stream') || (target.wire?.streamType !== undefined && t.includes(target.wire.streamType));
 };
+const SSE_HEAD = 'text/event-stream';
 
 /** Neither JSON nor an event stream (audio, a transcript as text, srt or vtt): relayed as it comes, never collected. */
 const isPassThrough = (headers: UpstreamHeaders) => {
@@ -141,6 +144,22 @@ const isPassThrough = (headers: UpstreamHeaders) => {
  * the client, and an interruption ends it with an error.
  */
 export function attempt(a: AttemptInput): Promise<Outcome> {
+  const sign = a.target.wire?.sign;
+  return sign && !a.upload ? signed(a, sign) : send(a);
+}
+
+/** A signature covers the exact bytes sent: the target's headers become the signed ones for this attempt only. */
+async function signed(a: AttemptInput, sign: NonNullable<NonNullable<UpstreamTarget['wire']>['sign']>): Promise<Outcome> {
+  let headers: Record<string, string>;
+  try {
+    headers = await sign(a.target.path, a.target.headers, a.body);
+  } catch (err) {
+    return failure(err);
+  }
+  return send({ ...a, target: { ...a.target, headers } });
+}
+
+function send(a: AttemptInput): Promise<Outcome> {
   return new Promise((resolve) => {
     a.client.dispatch({
       origin: a.target.origin,
@@ -168,6 +187,8 @@ class UpstreamHandler implements ResponseHandler {
   /** Whole answers (and error answers) are collected; event streams are relayed as they come. */
   private chunks: Buffer[] = [];
   private tap: SseTap | null = null;
+  /** An upstream stream framed otherwise (AWS event-stream) turned into SSE before anything reads it. */
+  private deframer: UpstreamDeframer | null = null;
   private out: ResponseStream | null = null;
   private tr: StreamTranslator | null = null;
   /** The start of a stream, read until its response ID shows (response.created comes first). */
@@ -195,12 +216,19 @@ class UpstreamHandler implements ResponseHandler {
   onResponseStart(_c: ResponseController, statusCode: number, headers: UpstreamHeaders): void {
     this.status = statusCode;
     this.headers = headers;
-    if (statusCode >= 200 && statusCode < 300 && isEventStream(headers)) {
+    if (statusCode >= 200 && statusCode < 300 && isEventStream(headers, this.a.target)) {
       const a = this.a;
+      const wire = a.target.wire;
+      if (wire?.deframe && wire.streamType && String(headers['content-type']).includes(wire.streamType)) {
+        this.deframer = wire.deframe();
+        headers = { ...headers, 'content-type': SSE_HEAD };
+      }
       this.tap = new SseTap(a.target.format, a.dropUsageOnly, (text) => scrubText(text, a.key, a.target.headers));
       if (a.translation) this.tr = a.translation.t.stream(a.translation.ctx);
       if (a.onResponseId) this.head = '';
-      this.out = this.a.ex.openStream(statusCode, headers, dropped);
+      // A client format framed otherwise than as events (Gemini's JSON array) says its own type.
+      const type = this.tr?.contentType;
+      this.out = this.a.ex.openStream(statusCode, type ? { ...headers, 'content-type': type } : headers, dropped);
     } else if (statusCode >= 200 && statusCode < 300 && isPassThrough(headers)) {
       this.passed = 0;
       this.out = this.a.ex.openStream(statusCode, headers, dropped);
@@ -214,6 +242,7 @@ class UpstreamHandler implements ResponseHandler {
     }
     if (this.a.ex.aborted) return;
     if (this.passed >= 0) this.passed += chunk.length;
+    if (this.deframer) chunk = this.deframer.push(chunk);
     if (this.head !== null) this.sniff(chunk);
     let bytes = this.tap ? this.tap.push(chunk) : chunk;
     if (this.tr) bytes = this.tr.push(bytes);
@@ -230,7 +259,8 @@ class UpstreamHandler implements ResponseHandler {
     const a = this.a;
     if (a.ex.aborted) return this.finish(this.out?.started ? this.delivered(false, true) : CLIENT_GONE);
     if (this.out) {
-      const rest = this.tap ? this.tap.end() : null;
+      const framed = this.deframer?.end();
+      const rest = this.tap ? concatOrNull(framed?.length ? this.tap.push(framed) : null, this.tap.end()) : null;
       const last = this.tr ? Buffer.concat([rest ? this.tr.push(rest) : EMPTY, this.tr.end()]) : rest;
       const o = this.delivered(this.tap?.sawError ?? false, false);
       const kept = o.abnormal ? undefined : this.kept();
@@ -246,8 +276,12 @@ class UpstreamHandler implements ResponseHandler {
       });
       return;
     }
-    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
-    const status = this.status;
+    let status = this.status;
+    const wire = a.target.wire;
+    let body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    // An upstream with its own envelope (Bedrock) is read as the format it carries.
+    if (status >= 300 && wire?.error) ({ status, body } = wire.error(status, body, this.headers));
+    else if (status >= 200 && status < 300 && wire?.answer) body = wire.answer(body);
     if (status >= 300 && isRetryableStatus(status)) {
       // Scrubbed before it is cut, so no part of a secret survives at the cut.
       const detail = scrub(body.toString('utf8', 0, Math.min(body.length, DETAIL_SCAN)), a.key, DETAIL_CHARS, a.target.headers);
@@ -262,7 +296,7 @@ class UpstreamHandler implements ResponseHandler {
         translated = t.t.response(body, t.ctx);
       } catch {
         // Not the JSON its format promises: nothing the client could read, and nothing billed.
-        a.ex.send(502, JSON_HEAD, proxyErrorBody(a.anthropicClient, 502, `The upstream answer could not be read (request ${a.requestId})`, 'upstream_error', a.requestId));
+        a.ex.send(502, JSON_HEAD, proxyErrorBody(a.errorFormat, 502, `The upstream answer could not be read (request ${a.requestId})`, 'upstream_error', a.requestId));
         return this.finish({ kind: 'delivered', status: 502, usage: null, complete: false, streamed: false, events: 0, abnormal: true, clientGone: false });
       }
       const kept = this.kept();
@@ -311,7 +345,9 @@ class UpstreamHandler implements ResponseHandler {
       out.abort();
       return this.finish({ ...this.delivered(true, false), interruption: reason });
     }
-    failStream(out, streamErrorEvent(a.anthropicClient, `The upstream stream was interrupted; nothing more will come (request ${a.requestId})`, a.requestId))
+    const said = `The upstream stream was interrupted; nothing more will come (request ${a.requestId})`;
+    // A translated stream framed its own way (Gemini's JSON array) closes that framing around the error.
+    failStream(out, this.tr?.interrupted?.(said, a.requestId) ?? streamErrorEvent(a.errorFormat, said, a.requestId))
       .then(() => this.finish({ ...this.delivered(true, false), interruption: reason }));
   }
 

@@ -9,8 +9,8 @@ import { isSkip, UpstreamSetupError, type Prepared } from '../providers/types';
 import type { ProxyCall, ProxySettings } from '../call';
 import { attempt, CLIENT_GONE, type ClientGone, type Delivered, type Failed } from './attempt';
 import { upstreamBody } from './request-body';
-import { translation, Untranslatable, upstreamEndpoint, type Translation } from '../formats/index';
-import { answerTokenEstimate } from './count-tokens';
+import { geminiEventsAsArray, MalformedRequest, translation, Untranslatable, upstreamEndpoint, type Translation } from '../formats/index';
+import { answerTokenEstimate, inputTokenEstimate } from './count-tokens';
 import type { Tally } from './tally';
 import { scrub } from './scrub';
 import type { ProxyMetrics } from '../../core/telemetry';
@@ -61,9 +61,9 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
     previous = key.id;
     const kind = d.kinds.of(key);
     // The client's endpoint when the key has it, else one the call can be translated to.
-    const api = upstreamEndpoint(c.endpoint, kind.serves(key));
+    const api = upstreamEndpoint(c.endpoint, kind.serves(key, model));
     if (api === null) {
-      if (c.endpoint === 'count_tokens') return answerTokenEstimate(c, key, level);
+      if (c.route.free) return answerTokenEstimate(c, key, level);
       tally.skips.add(`a ${kind.type} key cannot serve ${c.path}`);
       continue;
     }
@@ -80,7 +80,7 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
     }
     let prepared: Prepared;
     try {
-      prepared = await kind.prepare(key, { endpoint: api, model, headers: c.ex.headers, stream: c.stream });
+      prepared = await kind.prepare(key, { endpoint: api, model, headers: c.ex.headers, stream: c.stream, method: api === c.endpoint ? c.params?.method : undefined });
     } catch (err) {
       if (c.ex.aborted) {
         circuits.release(key, model);
@@ -108,13 +108,20 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
       continue;
     }
     const tr: Translation | undefined = api === c.endpoint ? undefined : translation(c.endpoint, api);
+    // A Gemini client's JSON-array stream on a `gemini` key: asked for events (their usage is read), re-framed as its array.
+    const reframe = !tr && prepared.format === 'gemini' && c.params?.stream === 'array' ? geminiEventsAsArray : undefined;
     let body: Buffer;
     try {
       const sent = prepared.model ?? model;
       body = upstreamBody(c, sent, tr, prepared.edit);
     } catch (err) {
-      if (!(err instanceof Untranslatable)) throw err;
       circuits.release(key, model);
+      if (err instanceof MalformedRequest) {
+        tally.malformed = { status: 400, message: err.message, code: 'invalid_request' };
+        tally.final = true;
+        return null;
+      }
+      if (!(err instanceof Untranslatable)) throw err;
       tally.skips.add(err.message);
       continue;
     }
@@ -125,13 +132,13 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
     const startedAt = (c.attemptAt = performance.now());
     const outcome = await attempt({
       ex: c.ex,
-      anthropicClient: c.anthropic,
+      errorFormat: c.errorFormat,
       client: d.upstream,
       target: prepared,
       key,
       body,
       upload: c.upload ? { contentType: c.upload.contentType, stream: c.upload.body(prepared.model ?? model) } : undefined,
-      translation: tr && { t: tr, ctx: { includeUsage: !c.injectUsage, request: c.doc }, keep: c.keepAnswer },
+      translation: (tr ?? reframe) && { t: (tr ?? reframe)!, ctx: { includeUsage: !c.injectUsage, request: c.doc, estimateInput: () => inputTokenEstimate(c), jsonArray: c.params?.stream === 'array' }, keep: c.keepAnswer },
       onResponseId: c.endpoint === 'responses' && !tr && c.doc.store !== false && d.responseKeys
         ? (id: string) => d.responseKeys!.remember({ ownerId, accountId: c.row.id }, id, key.id)
         : undefined,
@@ -161,6 +168,7 @@ export async function tryLevel(d: LevelDeps, c: ProxyCall, model: string, level:
       c.servedBy = key;
       c.servedLevel = level;
       c.servedModel = model;
+      c.servedPriceAs = kind.catalogue !== undefined && prepared.model !== undefined ? `${kind.catalogue}/${prepared.model}` : undefined;
       noteDelivered(d, c, key, model, outcome);
       return outcome;
     }

@@ -16,7 +16,8 @@ const DROP = new Set([
   'x-request-id', 'server-timing',
 ]);
 
-export const dropped = (name: string): boolean => DROP.has(name) || name.startsWith('x-ratelimit-') || name.startsWith('anthropic-ratelimit-');
+// AWS's own (x-amzn-requestid, x-amzn-errortype, x-amzn-bedrock-*) describe the Owner's AWS account and its internals.
+export const dropped = (name: string): boolean => DROP.has(name) || name.startsWith('x-ratelimit-') || name.startsWith('anthropic-ratelimit-') || name.startsWith('x-amzn-');
 
 /**
  * An unclean end of a stream already under way: the error event reaches the client, then the

@@ -1,5 +1,7 @@
 import type { TokenUsage } from '../../domain/pricing/cost';
 import type { WireFormat } from '../providers/types';
+import { usageOfMetadata } from '../formats/gemini';
+import { hourCacheWrites, usageOfConverse } from '../formats/converse';
 
 const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
 
@@ -13,13 +15,24 @@ const int = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 export function normalizeUsage(u: unknown, format: WireFormat): TokenUsage | null {
   if (typeof u !== 'object' || u === null) return null;
   const o = u as Record<string, any>;
+  if (format === 'gemini') {
+    // usageMetadata: the prompt holds the cached tokens, thoughts are output (formats/gemini.ts reads it).
+    const c = usageOfMetadata(o);
+    return openaiUsage(c.prompt_tokens, c.completion_tokens, c.prompt_tokens_details, c.completion_tokens_details);
+  }
+  if (format === 'converse') {
+    // Bedrock's TokenUsage (a whole answer's `usage`, a stream's `metadata` event): formats/converse.ts reads it.
+    if (!('inputTokens' in o) && !('outputTokens' in o)) return null;
+    const c = usageOfConverse(o);
+    return withClasses(openaiUsage(c.prompt_tokens, c.completion_tokens, c.prompt_tokens_details, c.completion_tokens_details), { cacheWrite1h: hourCacheWrites(o) });
+  }
   if (format === 'anthropic') {
     const cached = int(o.cache_read_input_tokens);
     const cacheWrite = int(o.cache_creation_input_tokens);
     // Thinking is part of output_tokens; output_tokens_details, when sent, says how much.
     return withClasses(
       { prompt: int(o.input_tokens) + cached + cacheWrite, completion: int(o.output_tokens), reasoning: int(o.output_tokens_details?.thinking_tokens), cached, cacheWrite },
-      { cacheWrite1h: int(o.cache_creation?.ephemeral_1h_input_tokens) },
+      { cacheWrite1h: int(o.cache_creation?.ephemeral_1h_input_tokens), webSearches: int(o.server_tool_use?.web_search_requests) },
     );
   }
   if ('prompt_tokens' in o || 'completion_tokens' in o) return openaiUsage(o.prompt_tokens, o.completion_tokens, o.prompt_tokens_details, o.completion_tokens_details);
@@ -49,19 +62,23 @@ export function largerOfEach(a: TokenUsage, b: TokenUsage): TokenUsage {
 }
 
 const USAGE_KEY = Buffer.from('"usage"');
+/** Gemini's name for it. */
+export const USAGE_METADATA_KEY = Buffer.from('"usageMetadata"');
+/** The usage object's name in a wire format's answers. */
+export const usageKeyOf = (format: WireFormat) => (format === 'gemini' ? USAGE_METADATA_KEY : USAGE_KEY);
 
-/** Index of the `{` that opens a `"usage": {` object at or after `from`, or -1. */
-export function findUsageObject(buf: Buffer, from = 0, last = false): number {
-  let i = last ? buf.lastIndexOf(USAGE_KEY) : buf.indexOf(USAGE_KEY, from);
+/** Index of the `{` that opens a `"usage": {` object (or another `key`'s) at or after `from`, or -1. */
+export function findUsageObject(buf: Buffer, from = 0, last = false, key = USAGE_KEY): number {
+  let i = last ? buf.lastIndexOf(key) : buf.indexOf(key, from);
   while (i !== -1) {
-    let j = i + USAGE_KEY.length;
+    let j = i + key.length;
     while (j < buf.length && (buf[j] === 0x20 || buf[j] === 0x0a || buf[j] === 0x0d || buf[j] === 0x09)) j++;
     if (buf[j] === 0x3a /* : */) {
       j++;
       while (j < buf.length && (buf[j] === 0x20 || buf[j] === 0x0a || buf[j] === 0x0d || buf[j] === 0x09)) j++;
       if (buf[j] === 0x7b /* { */) return j;
     }
-    i = last ? (i === 0 ? -1 : buf.lastIndexOf(USAGE_KEY, i - 1)) : buf.indexOf(USAGE_KEY, i + 1);
+    i = last ? (i === 0 ? -1 : buf.lastIndexOf(key, i - 1)) : buf.indexOf(key, i + 1);
   }
   return -1;
 }
@@ -88,16 +105,20 @@ export function sliceObject(buf: Buffer, start: number): Buffer | null {
  * not the whole body; a full parse is the fallback.
  */
 export function usageFromBody(body: Buffer, format: WireFormat): TokenUsage | null {
-  const at = findUsageObject(body, 0, true);
+  const at = findUsageObject(body, 0, true, usageKeyOf(format));
   if (at !== -1) {
     const obj = sliceObject(body, at);
     if (obj) {
-      try { return normalizeUsage(JSON.parse(obj.toString('utf8')), format); } catch { /* fall back */ }
+      try {
+        const u = normalizeUsage(JSON.parse(obj.toString('utf8')), format);
+        // A Converse answer's last `"usage"` object may be a tool's input: its own has token counts.
+        if (u || format !== 'converse') return u;
+      } catch { /* fall back */ }
     }
   }
   try {
     const doc = JSON.parse(body.toString('utf8'));
-    return normalizeUsage(doc?.usage ?? doc?.response?.usage, format);
+    return normalizeUsage(doc?.usage ?? doc?.response?.usage ?? doc?.usageMetadata, format);
   } catch {
     return null;
   }

@@ -13,6 +13,10 @@ describe('scrubText', () => {
     expect(scrubText(text, key)).toBe('got [key]; encoded [key]; b64 [key]; url [url]; host [upstream], token host [upstream], from [address] and [address]');
   });
 
+  it('keeps a JSON path such as messages[0] whole: only a bracketed IPv6 literal is an address', () => {
+    expect(scrubText("Invalid type for 'messages[0]' at [::1]:8080 and [fd00::2]", key)).toBe("Invalid type for 'messages[0]' at [address] and [address]");
+  });
+
   it('takes out anything that looks like a credential, keeping prose', () => {
     const text = 'Bearer authentication failed: Authorization: Bearer eyJhbGciOi.J9abc1 x-api-key: abc123def456 "api_key": "zzz999yyy" '
       + 'Incorrect API key provided: sk-proj-****abcd, gsk_0a1b2c3d4e5f, AIzaSyA1b2c3d4e5';

@@ -15,18 +15,19 @@ const UPSTREAM = '[upstream]';
 const MIN_SECRET = 8;
 
 /** Headers whose values are credentials. */
-const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'proxy-authorization'];
+const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'proxy-authorization', 'x-amz-security-token'];
 
 // None of these classes takes `"` or `\`: a replacement inside a JSON string leaves it valid JSON.
 /** A URL, without the punctuation that ends the sentence it sits in. */
 const URL_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\]*[^\s"'<>\\.,;:!?)]/gi;
-const ADDRESS = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[[0-9a-fA-F:]+\](?::\d+)?/g;
+// An IPv6 literal has a colon inside its brackets: `messages[0]` in a provider's message is not an address.
+const ADDRESS = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[[0-9a-fA-F]*:[0-9a-fA-F:]*\](?::\d+)?/g;
 /** `Bearer <token>`: a token has a digit somewhere, which keeps prose such as "Bearer authentication" whole. */
 const AUTH_SCHEME = /\b(Bearer|Basic|Token)(\s+)(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}/gi;
 /** `x-api-key: …`, `"api_key": "…"`, `authorization=…`: the value after a credential's name. */
 const NAMED = /\b(x-api-key|x-goog-api-key|api[-_]?key|authorization|access[-_]token|client[-_]secret|password)(\\?["']?\s*[:=]\s*\\?["']?)((?:bearer|basic|token)\s+)?[^\s"',;&\\]+/gi;
 /** Provider key shapes (`sk-…`, `sk-proj-****abcd` as providers echo them masked, `AIza…`, `gsk_…`). */
-const KEY_LIKE = /\b(?:sk|pk|rk|gsk|xai|hf|key|AIza)(?=[-_A-Za-z]*[0-9*])[-_A-Za-z0-9*]{8,}/g;
+const KEY_LIKE = /\b(?:sk|pk|rk|gsk|xai|hf|key|AIza)(?=[-_A-Za-z]*[0-9*])[-_A-Za-z0-9*]{8,}|\b(?:AKIA|ASIA)[A-Z0-9]{12,}\b|\bSignature=[0-9a-f]{16,}/g;
 
 interface Needles {
   /** The secret's literal forms and the upstream's hosts, longest first; null when there are none. */

@@ -1,6 +1,6 @@
 import type { TokenUsage } from '../../domain/pricing/cost';
 import type { WireFormat } from '../providers/types';
-import { findUsageObject, largerOfEach, normalizeUsage } from './response-usage';
+import { findUsageObject, largerOfEach, normalizeUsage, usageKeyOf } from './response-usage';
 
 const LF2 = Buffer.from('\n\n');
 const CRLF2 = Buffer.from('\r\n\r\n');
@@ -39,6 +39,9 @@ function eventData(event: string): any {
   if (!data || data === '[DONE]') return undefined;
   try { return JSON.parse(data); } catch { return undefined; }
 }
+
+/** A Gemini chunk that names its candidate's finish reason: the last, whose usageMetadata is final. */
+const hasFinish = (data: any): boolean => Array.isArray(data?.candidates) && data.candidates.some((c: any) => typeof c?.finishReason === 'string');
 
 /**
  * Watches a server-sent-event stream on its way to the client: reads usage from the events
@@ -84,7 +87,7 @@ export class SseTap {
     // One scan of every chunk for "error"; the closer looks only where it is found.
     const error = whole.indexOf(ERROR_WORD) !== -1;
     if (error && !this.sawError && whole.indexOf(ERROR_EVENT) !== -1) this.sawError = true;
-    const kept = findUsageObject(whole) === -1 ? whole : this.scan(whole);
+    const kept = findUsageObject(whole, 0, false, usageKeyOf(this.format)) === -1 ? whole : this.scan(whole);
     return error ? this.scrubErrors(kept) : kept;
   }
 
@@ -121,12 +124,12 @@ export class SseTap {
     const keep: string[] = [];
     for (const ev of events) {
       if (!ev) continue;
-      if (ev.indexOf('"usage"') === -1) {
+      if (ev.indexOf(this.format === 'gemini' ? '"usageMetadata"' : '"usage"') === -1) {
         keep.push(ev);
         continue;
       }
       const data = eventData(ev);
-      const raw = data?.usage ?? data?.response?.usage ?? data?.message?.usage;
+      const raw = data?.usage ?? data?.response?.usage ?? data?.message?.usage ?? data?.usageMetadata;
       if (raw !== undefined && raw !== null) this.rawUsage = raw;
       const u = normalizeUsage(raw, this.format);
       if (u) this.merge(u, data);
@@ -148,8 +151,9 @@ export class SseTap {
       if (data?.type === 'message_delta') this.complete = true;
       return;
     }
+    // Each later usage replaces the earlier: Gemini's usageMetadata are running totals (bill the last, never their sum).
     this.usage = u;
     // Responses streams repeat a null usage until response.completed carries it.
-    this.complete = true;
+    this.complete = this.format !== 'gemini' || hasFinish(data);
   }
 }

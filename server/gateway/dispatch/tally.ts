@@ -23,6 +23,8 @@ export class Tally {
   budgetSpent = false;
   /** No other key may be tried: an upload already partly sent cannot be sent again. */
   final = false;
+  /** The client's body is malformed (formats/shape.ts): its 400 is the answer, whatever key comes next. */
+  malformed: Refusal | undefined;
   /** `key <id>: <reason>` of each failed attempt, scrubbed of hosts and secrets: the log line's causes. */
   causes: string[] = [];
 

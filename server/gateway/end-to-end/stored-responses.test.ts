@@ -178,6 +178,107 @@ describe('previous_response_id on keys without the Responses API, on one instanc
   });
 });
 
+/** A reference to each of `items` (as the AI SDK sends back the assistant's earlier items). */
+const references = (items: { id: string }[]) => items.map((o) => ({ type: 'item_reference', id: o.id }));
+
+describe('item_reference to items the gateway keeps', () => {
+  let f: ProxyFixture;
+  beforeAll(async () => {
+    f = await startProxyFixture();
+    await f.config({ PRICING, LEVEL_MAPPER: `${NATIVE}=${NATIVE_LEVEL - 1}` });
+  });
+  afterAll(async () => { await f?.close(); });
+
+  const lastBody = () => f.mock.requests.at(-1)!.body as Record<string, any>;
+  let levelSerial = 220;
+
+  for (const kind of ['anthropic', 'chat-only'] as const) {
+    it(`resolves references to earlier turns' items on an ${kind} key, whole and streamed, each call billed once`, async () => {
+      const up = secret(`referenced-${kind}`);
+      await f.addKey(++levelSerial, up, { config: keyConfig(kind) });
+      const user = await f.account({ level: levelSerial });
+      f.mock.behave(up, behaviour);
+      const client = f.openai(user.key);
+      const reasoning = { effort: 'low' };
+      for (const streams of [[false, true, false], [true, false, true]]) {
+        const user1 = { role: 'user', content: 'List the files' };
+        const first = await respond(client, streams[0], { model: CLAUDE, input: [user1], tools, reasoning });
+        const call = first.output.find((o: any) => o.type === 'function_call');
+        expect(call.id).toMatch(/^fc_gw_[0-9a-f]{48}_\d+$/);
+        if (kind === 'anthropic') expect(first.output[0].id).toMatch(/^rs_gw_[0-9a-f]{48}_0$/);
+        // The client's own state: its message, references to the answer's items, the function's output.
+        const output = { type: 'function_call_output', call_id: call.call_id, output: 'a.txt b.txt' };
+        const turn2 = [user1, ...references(first.output), output];
+        const second = await respond(client, streams[1], { model: CLAUDE, input: turn2, tools, reasoning });
+        const message = second.output.find((o: any) => o.type === 'message');
+        expect(message).toMatchObject({ id: expect.stringMatching(/^msg_gw_/), content: [{ type: 'output_text', text: 'Two files.' }] });
+        expect(f.mock.requests.at(-1)!.credential).toBe(up);
+        expect(history(kind, lastBody())).toEqual(expected(kind, { user: 'List the files', callId: call.call_id, answered: false }));
+
+        const third = await respond(client, streams[2], { model: CLAUDE, input: [...turn2, ...references(second.output), { role: 'user', content: 'And their sizes?' }], tools, reasoning });
+        expect(third.output.some((o: any) => o.type === 'function_call')).toBe(true);
+        expect(history(kind, lastBody())).toEqual(expected(kind, { user: 'List the files', callId: call.call_id, answered: true, next: 'And their sizes?' }));
+      }
+      const rows = await f.usage(user.id);
+      expect(rows.map((r) => [r.endpoint, r.status, r.prompt, r.completion])).toEqual(Array(6).fill(['/v1/responses', 'ok', 300, 12]));
+    });
+  }
+
+  it('resolves a reference to a gateway item on a key with the Responses API, and passes the provider\'s own references through', async () => {
+    const claude = secret('referenced-mixed-anthropic');
+    const native = secret('referenced-mixed-native');
+    await f.addKey(++levelSerial, claude, { config: keyConfig('anthropic') });
+    await f.addKey(NATIVE_LEVEL - 1, native);
+    f.mock.behave(claude, behaviour);
+    const user = await f.account({ level: levelSerial });
+    const client = f.openai(user.key);
+    const first = await respond(client, false, { model: CLAUDE, input: 'List the files', tools });
+    const output = { type: 'function_call_output', call_id: first.output[0].call_id, output: 'a.txt b.txt' };
+    const turn2 = [{ role: 'user', content: 'List the files' }, ...references(first.output), output];
+    const second = await respond(client, true, { model: NATIVE, input: turn2 });
+    expect(f.mock.requests.at(-1)).toMatchObject({ path: '/v1/responses', credential: native });
+    // The provider never saw the gateway's item: it gets the item itself.
+    expect(lastBody().input).toEqual([turn2[0], ...first.output, output]);
+    expect(second.output[0].id).not.toMatch(/_gw_/);
+    // The provider's own item goes as a reference, which it resolves itself.
+    const turn3 = [...turn2, ...references(second.output), { role: 'user', content: 'Thanks' }];
+    await respond(client, false, { model: NATIVE, input: turn3 });
+    expect(lastBody().input).toEqual([turn2[0], ...first.output, output, { type: 'item_reference', id: second.output[0].id }, turn3.at(-1)]);
+  });
+
+  it('refuses a reference it does not find with 400 naming it: unknown, store:false, another account\'s or another Owner\'s, calling no key', async () => {
+    const up = secret('referenced-refusals');
+    await f.addKey(++levelSerial, up, { config: keyConfig('chat-only') });
+    f.mock.behave(up, { text: 'Hello.' });
+    const user = await f.account({ level: levelSerial });
+    const client = f.openai(user.key);
+    const unkept = await respond(client, true, { model: CLAUDE, input: 'Hi', store: false });
+    const kept = await respond(client, false, { model: CLAUDE, input: 'Hi' });
+    const sibling = await f.account({ level: levelSerial });
+    const owner = await insertAccount(f.gw, { role: 'owner', credit: 50 });
+    const n = f.mock.requests.length;
+    const refusals = [
+      [client, unkept.output[0].id], [client, `msg_gw_${'0'.repeat(48)}_0`], [client, `${kept.output[0].id.replace(/_\d+$/, '')}_9`],
+      [f.openai(sibling.key), kept.output[0].id], [f.openai(owner.key), kept.output[0].id],
+    ] as const;
+    for (const [who, id] of refusals) {
+      for (const stream of [false, true]) {
+        const err: any = await who.responses.create({ model: CLAUDE, input: [{ type: 'item_reference', id }, { role: 'user', content: 'More' }] as any, stream }).catch((e) => e);
+        expect(err.status).toBe(400);
+        expect(err.error).toMatchObject({ type: 'invalid_request_error', code: 'item_reference_not_found', message: expect.stringContaining(`item_reference ${id} was not found`) });
+      }
+    }
+    // A provider's item, on a key without the Responses API: named too.
+    const err: any = await client.responses.create({ model: CLAUDE, input: [{ type: 'item_reference', id: 'msg_67ccd2bed1ec8190' }] as any }).catch((e) => e);
+    expect(err.status).toBe(400);
+    expect(err.error.message).toContain('item_reference msg_67ccd2bed1ec8190 was not found');
+    expect(f.mock.requests.length).toBe(n);
+    // Its own reference resolves.
+    await respond(client, false, { model: CLAUDE, input: [{ role: 'user', content: 'Hi' }, { type: 'item_reference', id: kept.output[0].id }, { role: 'user', content: 'More' }] });
+    expect(history('chat-only', lastBody())).toEqual([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello.' }, { role: 'user', content: 'More' }]);
+  });
+});
+
 /** Two gateways on one PostgreSQL database, sharing the conversations through Redis or the database alone. */
 for (const shared of ['Redis', 'the database'] as const) {
   describe.runIf(process.env.TEST_DATABASE_URL)(`previous_response_id on keys without the Responses API across two instances sharing ${shared}`, shared === 'Redis' ? needs('redis') : {}, () => {
@@ -204,6 +305,25 @@ for (const shared of ['Redis', 'the database'] as const) {
         // Every earlier turn reached the key: two messages per turn, and this one.
         expect(body.messages.length).toBe(2 * (turn + 1) + 1);
         previous = r.id;
+      }
+    });
+
+    it('resolves an item_reference on the instance that did not answer, whole and streamed', async () => {
+      const { gws, mock } = pair;
+      const up = secret(`referenced-shared-${shared === 'Redis' ? 'redis' : 'db'}`);
+      expect((await gws[0].root.put('/x-config', { PRICING })).status).toBe(200);
+      expect((await gws[0].root.post('/x-keys', { Level: 247, Provider: mock.url, SecretKey: up, Status: true, config: keyConfig('chat-only') })).status).toBe(201);
+      mock.behave(up, { text: 'Hello.' });
+      const user = await insertAccount(gws[0], { credit: 50, level: 247 });
+      const clients = gws.map((g) => new OpenAI({ apiKey: user.key, baseURL: `${g.url}/v1`, maxRetries: 0 }));
+      await until(async () => (await clients[1].responses.create({ model: CLAUDE, input: 'ready?', store: false }).then(() => true, () => false)));
+      const input: unknown[] = [{ role: 'user', content: 'Start' }];
+      for (let turn = 0; turn < 4; turn++) {
+        const r = await respond(clients[turn % 2], turn % 2 === 1, { model: CLAUDE, input });
+        const body = mock.requests.at(-1)!.body as Record<string, any>;
+        // Every earlier answer reached the key as the message it was.
+        expect(body.messages.filter((m: any) => m.role === 'assistant')).toEqual(Array(turn).fill({ role: 'assistant', content: 'Hello.' }));
+        input.push(...references(r.output), { role: 'user', content: `Turn ${turn}` });
       }
     });
   });

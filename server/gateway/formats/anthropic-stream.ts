@@ -1,11 +1,12 @@
 import { jsonEvent } from './sse';
 import {
   nowSeconds,
-  type ChatChunk, type ChatDelta,
+  type ChatChunk, type ChatDelta, type ClientContext,
   type Json, type SseEvent, type StreamFailure, type StreamItem,
 } from './types';
 import { ChunkEncoder, type StreamDecoder } from './format';
 import { finishOf, stopOf, usageFromChat, usageToChat } from './anthropic';
+import { searchQuery, webSearchCall } from './tools';
 
 /** Anthropic's Messages stream ⇄ canonical chunks, event by event as they arrive. */
 
@@ -16,8 +17,10 @@ export class AnthropicDecoder implements StreamDecoder {
   private readonly created = nowSeconds();
   private usage: Json = {};
   /** Per content block index: its kind, its tool-call index, the thinking text so far and its signature. */
-  private blocks = new Map<number, { kind: string; tool?: number; thinking?: string; signature?: string }>();
+  private blocks = new Map<number, { kind: string; tool?: number; thinking?: string; signature?: string; id?: string; input?: string }>();
   private tools = 0;
+  /** The query of each web search the provider started (server_tool_use), until its result arrives. */
+  private searches = new Map<string, string>();
 
   private chunk(delta: ChatDelta, finish: string | null = null): ChatChunk {
     return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
@@ -39,6 +42,16 @@ export class AnthropicDecoder implements StreamDecoder {
           this.blocks.set(v.index, { kind: 'tool', tool });
           return [this.chunk({ tool_calls: [{ index: tool, id: b.id, type: 'function', function: { name: b.name, arguments: '' } }] })];
         }
+        if (b.type === 'server_tool_use') {
+          // Anthropic runs it: no tool call for the client, only its query, for the search item that its result makes.
+          const input = b.input && Object.keys(b.input).length ? JSON.stringify(b.input) : '';
+          this.blocks.set(v.index, { kind: b.type, id: String(b.id), input });
+          return [];
+        }
+        if (b.type === 'web_search_tool_result') {
+          this.blocks.set(v.index, { kind: b.type });
+          return [this.chunk({ web_search: webSearchCall(String(b.tool_use_id), this.searches.get(String(b.tool_use_id)) ?? '', b.content) })];
+        }
         this.blocks.set(v.index, { kind: b.type, thinking: '' });
         if (b.type === 'text' && b.text) return [this.chunk({ content: b.text })];
         if (b.type === 'redacted_thinking') return [this.chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: b.data }] })];
@@ -49,6 +62,10 @@ export class AnthropicDecoder implements StreamDecoder {
         const block = this.blocks.get(v.index);
         if (d.type === 'text_delta') return [this.chunk({ content: d.text })];
         if (d.type === 'input_json_delta' && block?.tool !== undefined) return [this.chunk({ tool_calls: [{ index: block.tool, function: { arguments: d.partial_json } }] })];
+        if (d.type === 'input_json_delta' && block?.kind === 'server_tool_use') {
+          block.input += String(d.partial_json ?? '');
+          return [];
+        }
         if (d.type === 'thinking_delta') {
           if (block) block.thinking += d.thinking;
           return [this.chunk({ reasoning_content: d.thinking })];
@@ -58,6 +75,7 @@ export class AnthropicDecoder implements StreamDecoder {
       }
       case 'content_block_stop': {
         const block = this.blocks.get(v.index);
+        if (block?.kind === 'server_tool_use') this.searches.set(block.id!, searchQuery(block.input));
         // The whole thinking block, signed, once it is complete: what the client sends back next turn.
         if (block?.kind === 'thinking') return [this.chunk({ thinking_blocks: [{ type: 'thinking', thinking: block.thinking, signature: block.signature ?? '' }] })];
         return [];
@@ -84,9 +102,21 @@ export class AnthropicEncoder extends ChunkEncoder {
   /** Tool-call index → content block index. */
   private toolBlocks = new Map<number, number>();
 
+  constructor(private readonly ctx?: ClientContext) {
+    super();
+  }
+
+  /**
+   * As Anthropic does, message_start names the input tokens (Claude Code sizes its context
+   * window by them): the provider's count when its first chunk has one, else the gateway's
+   * estimate; message_delta then gives the provider's exact count, which clients take over it.
+   */
   protected opened(c: ChatChunk, out: SseEvent[]): void {
+    const usage = c.usage?.prompt_tokens
+      ? { ...usageFromChat(c.usage), output_tokens: 0 }
+      : { input_tokens: this.ctx?.estimateInput?.() ?? 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
     out.push(ev('message_start', {
-      message: { id: c.id, type: 'message', role: 'assistant', model: c.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
+      message: { id: c.id, type: 'message', role: 'assistant', model: c.model, content: [], stop_reason: null, stop_sequence: null, usage },
     }));
   }
 
@@ -138,7 +168,9 @@ export class AnthropicEncoder extends ChunkEncoder {
 
   protected closed(out: SseEvent[]): void {
     this.close(out);
-    out.push(ev('message_delta', { delta: { stop_reason: stopOf(this.finish), stop_sequence: null }, usage: usageFromChat(this.usage) }));
+    // Without the provider's usage, only the output count: the estimate message_start gave stands.
+    const usage = this.usage ? usageFromChat(this.usage) : { output_tokens: 0 };
+    out.push(ev('message_delta', { delta: { stop_reason: stopOf(this.finish), stop_sequence: null }, usage }));
     out.push(ev('message_stop', {}));
   }
 }

@@ -103,6 +103,14 @@ describe('OpenAI chat request → Anthropic messages', () => {
 });
 
 describe('Anthropic messages request → OpenAI chat', () => {
+  it('keeps a system message within the conversation at its place (Claude Code 2.1 sends its environment so)', () => {
+    const out = requestToChat({
+      model: 'gpt-4o', max_tokens: 20, system: 'Sys',
+      messages: [{ role: 'user', content: 'Hi' }, { role: 'system', content: [{ type: 'text', text: '# Environment', cache_control: { type: 'ephemeral' } }] }],
+    });
+    expect(out.messages).toEqual([{ role: 'system', content: 'Sys' }, { role: 'user', content: 'Hi' }, { role: 'system', content: '# Environment' }]);
+  });
+
   it('splits tool results into tool messages before the user text, and maps thinking, tools and stops', () => {
     const out = requestToChat({
       model: 'gpt-4o', max_tokens: 200, system: [{ type: 'text', text: 'Sys', cache_control: { type: 'ephemeral' } }],
@@ -125,7 +133,8 @@ describe('Anthropic messages request → OpenAI chat', () => {
         { role: 'user', content: 'thanks' },
       ],
       reasoning_effort: 'low',
-      max_completion_tokens: 200,
+      // max_completion_tokens where the model wants it: fit-model.ts.
+      max_tokens: 200,
       stop: ['###'],
       temperature: 0.5,
       top_p: 0.8,
@@ -137,8 +146,10 @@ describe('Anthropic messages request → OpenAI chat', () => {
     });
   });
 
-  it('refuses Anthropic server tools on an OpenAI-format key', () => {
-    expect(() => requestToChat({ model: 'm', max_tokens: 5, messages: [], tools: [{ type: 'web_search_20250305', name: 'web_search' }] })).toThrow(/server tool web_search_20250305/);
+  it('reads Anthropic server tools for the rule of tools.ts, and refuses tools no other format has', () => {
+    expect(requestToChat({ model: 'm', max_tokens: 5, messages: [], tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }] }).hosted_tools)
+      .toEqual([{ name: 'web_search', webSearch: { maxUses: 2 }, refusal: 'an OpenAI-format key has no Anthropic server tool web_search_20250305' }]);
+    expect(() => requestToChat({ model: 'm', max_tokens: 5, messages: [], tools: [{ type: 'bash_20250124', name: 'bash' }] })).toThrow(/server tool bash_20250124/);
     expect(() => requestToChat({ model: 'm', max_tokens: 5, messages: [], mcp_servers: [{ type: 'url', url: 'https://mcp.example.com', name: 'x' }] })).toThrow(/mcp_servers/);
   });
 });

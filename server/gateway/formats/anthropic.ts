@@ -5,7 +5,9 @@ import {
   type Json, type ThinkingBlock,
 } from './types';
 import type { ClientFormat, ProviderFormat } from './format';
+import { alternatingTurns, refuseChatOnly } from './turns';
 import { AnthropicDecoder, AnthropicEncoder } from './anthropic-stream';
+import { anthropicHostedTool, anthropicWebSearches, anthropicWebSearchTool, hostedToolsOf, type HostedTool } from './tools';
 
 /**
  * Anthropic's Messages API ⇄ the canonical Chat Completions form, both ways: as a client
@@ -82,7 +84,10 @@ function assistantBlocks(m: ChatMessage): Json[] {
     else if (t.signature) out.push({ type: 'thinking', thinking: t.thinking ?? '', signature: t.signature });
   }
   out.push(...blocksOf(m.content));
-  for (const tc of m.tool_calls ?? []) out.push({ type: 'tool_use', id: tc.id, name: tc.function.name, input: parseArguments(tc.function.arguments, tc.function.name) });
+  for (const tc of m.tool_calls ?? []) {
+    if (!tc.function) throw new Untranslatable(`an Anthropic key has no ${String(tc.type)} tool calls`);
+    out.push({ type: 'tool_use', id: tc.id, name: tc.function.name, input: parseArguments(tc.function.arguments, tc.function.name) });
+  }
   return out;
 }
 
@@ -107,16 +112,6 @@ function toolChoiceFromChat(tc: unknown, parallel: unknown): Json | undefined {
   return out;
 }
 
-/**
- * Request fields Anthropic has no equivalent of, with the values that ask for nothing (absent
- * or null always do): anything else is refused rather than dropped, so nothing the client asked
- * for is silently ignored.
- */
-const CHAT_ONLY: Record<string, unknown> = {
-  n: 1, logprobs: false, top_logprobs: 0, frequency_penalty: 0, presence_penalty: 0,
-  audio: undefined, modalities: undefined, prediction: undefined, logit_bias: undefined, functions: undefined, web_search_options: undefined,
-};
-
 /** Anthropic request fields an OpenAI-format provider has no equivalent of (server-side MCP, code execution containers). */
 const ANTHROPIC_ONLY = ['mcp_servers', 'container'] as const;
 
@@ -133,20 +128,9 @@ function toolTurnLacksThinking(messages: Json[]): boolean {
 
 /** A canonical (Chat Completions) request as a Messages API request. */
 export function requestFromChat(req: ChatRequest): Json {
-  for (const f in CHAT_ONLY) {
-    const v = req[f];
-    if (v !== undefined && v !== null && v !== CHAT_ONLY[f]) throw new Untranslatable(`an Anthropic key has no ${f}`);
-  }
+  refuseChatOnly(req, 'an Anthropic key');
   const system: string[] = [];
-  const messages: Json[] = [];
-  const add = (role: 'user' | 'assistant', blocks: Json[]) => {
-    if (blocks.length === 0) return;
-    const last = messages.at(-1);
-    // Anthropic wants user and assistant turns to alternate: consecutive turns of one role
-    // (tool results followed by the user's next words) become one turn.
-    if (last?.role === role) last.content.push(...blocks);
-    else messages.push({ role, content: blocks });
-  };
+  const { messages, add } = alternatingTurns();
   for (const m of req.messages ?? []) {
     if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
     else if (m.role === 'user') add('user', blocksOf(m.content));
@@ -169,6 +153,8 @@ export function requestFromChat(req: ChatRequest): Json {
   // Anthropic's temperature runs 0–1, OpenAI's 0–2; with thinking it must be left at its default.
   if (typeof req.temperature === 'number' && budget === undefined) out.temperature = Math.min(1, Math.max(0, req.temperature));
   if (typeof req.top_p === 'number') out.top_p = budget === undefined ? req.top_p : Math.max(0.95, req.top_p);
+  // A Gemini client's topK; Anthropic refuses it with thinking on.
+  if (typeof req.top_k === 'number' && budget === undefined) out.top_k = req.top_k;
   const tools = req.tools as Json[] | undefined;
   if (Array.isArray(tools) && tools.length) {
     out.tools = tools.map((t) => {
@@ -176,6 +162,8 @@ export function requestFromChat(req: ChatRequest): Json {
       return { name: t.function.name, ...(t.function.description ? { description: t.function.description } : {}), input_schema: t.function.parameters ?? { type: 'object', properties: {} } };
     });
   }
+  // The hosted tools settleHostedTools kept for this key: web searches (tools.ts).
+  for (const h of hostedToolsOf(req)) if (h.webSearch) (out.tools ??= []).push(anthropicWebSearchTool(h.webSearch));
   const choice = toolChoiceFromChat(req.tool_choice, req.parallel_tool_calls);
   if (choice && out.tools) out.tool_choice = choice;
   const format = jsonSchemaOf(req.response_format as Json | undefined);
@@ -217,6 +205,11 @@ export function requestToChat(doc: Json): ChatRequest {
   const sys = doc.system;
   if (sys) messages.push({ role: 'system', content: textOf(sys) });
   for (const m of (Array.isArray(doc.messages) ? doc.messages : []) as Json[]) {
+    // A system message within the conversation stays at its place: chat completions take one anywhere too.
+    if (m.role === 'system') {
+      messages.push({ role: 'system', content: textOf(m.content) });
+      continue;
+    }
     const blocks: Json[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
     if (m.role === 'assistant') {
       const msg: ChatMessage = { role: 'assistant', content: null };
@@ -254,19 +247,26 @@ export function requestToChat(doc: Json): ChatRequest {
   const effort = doc.output_config?.effort;
   if (thinking?.type === 'enabled' && typeof thinking.budget_tokens === 'number') out.reasoning_effort = effortOfBudget(thinking.budget_tokens);
   else if (typeof effort === 'string') out.reasoning_effort = effort === 'low' || effort === 'medium' ? effort : 'high';
-  if (typeof doc.max_tokens === 'number') {
-    // OpenAI's reasoning models take only max_completion_tokens; other providers mostly max_tokens.
-    if (/^(?:.*\/)?(?:o\d|gpt-5)/.test(String(doc.model)) || out.reasoning_effort) out.max_completion_tokens = doc.max_tokens;
-    else out.max_tokens = doc.max_tokens;
-  }
+  // max_completion_tokens where the model wants it: fit-model.ts, for the model the call reaches.
+  if (typeof doc.max_tokens === 'number') out.max_tokens = doc.max_tokens;
   if (Array.isArray(doc.stop_sequences) && doc.stop_sequences.length) out.stop = doc.stop_sequences;
   if (typeof doc.temperature === 'number') out.temperature = doc.temperature;
   if (typeof doc.top_p === 'number') out.top_p = doc.top_p;
   if (Array.isArray(doc.tools) && doc.tools.length) {
-    out.tools = doc.tools.map((t: Json) => {
-      if (t.type !== undefined && t.type !== 'custom') throw new Untranslatable(`an OpenAI-format key has no Anthropic server tool ${String(t.type)}`);
-      return { type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema ?? { type: 'object', properties: {} } } };
-    });
+    const functions: Json[] = [];
+    const hosted: HostedTool[] = [];
+    for (const t of doc.tools as Json[]) {
+      if (t.type === undefined || t.type === 'custom') {
+        functions.push({ type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.input_schema ?? { type: 'object', properties: {} } } });
+        continue;
+      }
+      // A server tool Anthropic runs: kept, dropped or refused for the key by tools.ts's rule.
+      const h = anthropicHostedTool(t);
+      if (!h) throw new Untranslatable(`an OpenAI-format key has no Anthropic server tool ${String(t.type)}`);
+      hosted.push(h);
+    }
+    if (functions.length) out.tools = functions;
+    if (hosted.length) out.hosted_tools = hosted;
   }
   const tc = doc.tool_choice as Json | undefined;
   if (tc?.type === 'auto') out.tool_choice = 'auto';
@@ -298,6 +298,8 @@ export function responseToChat(msg: Json): ChatResponse {
   }
   if (sawText) message.content = text;
   if (calls.length) message.tool_calls = calls;
+  const searches = anthropicWebSearches(Array.isArray(msg.content) ? msg.content : []);
+  if (searches.length) message.web_searches = searches;
   if (thinking.length) {
     message.reasoning_content = thinking.map((t) => t.thinking ?? '').join('');
     message.thinking_blocks = thinking;
@@ -337,7 +339,7 @@ export function responseFromChat(res: ChatResponse): Json {
 export const anthropicClient: ClientFormat = {
   toChat: requestToChat,
   fromChatResponse: responseFromChat,
-  encoder: () => new AnthropicEncoder(),
+  encoder: (ctx) => new AnthropicEncoder(ctx),
 };
 
 export const anthropicProvider: ProviderFormat = {

@@ -14,6 +14,11 @@ export const chatClient: ClientFormat = {
 
 export const chatProvider: ProviderFormat = {
   fromChat(req: ChatRequest): Json {
+    // top_k (a Gemini client's topK) is no Chat Completions field: OpenAI refuses it, so it is left out (docs/proxy.md).
+    if (req.top_k !== undefined) {
+      const { top_k: _, ...rest } = req;
+      req = rest as ChatRequest;
+    }
     // The usage chunk is how the stream is billed and how translated streams learn their usage.
     if (req.stream === true) return { ...req, stream_options: { ...(req.stream_options as Json | undefined), include_usage: true } };
     return req;

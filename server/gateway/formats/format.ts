@@ -3,12 +3,22 @@ import { isFailure, type ChatChunk, type ChatDelta, type ChatRequest, type ChatR
 /** Upstream events in, canonical chunks out, one event at a time. */
 export interface StreamDecoder {
   push(e: SseEvent): StreamItem[];
+  /** What the upstream's stream still owes when it ends: a failure when it ended before its last event (Converse). */
+  end?(): StreamItem[];
 }
 
 /** Canonical chunks in, the client's events out; `end` closes the answer as its format ends one. */
 export interface StreamEncoder {
   push(item: StreamItem): SseEvent[];
   end(): SseEvent[];
+  /**
+   * A client format whose stream is not server-sent events (Gemini's JSON array without
+   * `alt=sse`) writes its events itself, under its own content type, and closes its framing
+   * around the error that ends an interrupted stream.
+   */
+  readonly contentType?: string;
+  write?(events: readonly SseEvent[]): string;
+  interrupted?(message: string, requestId: string): string;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { translation, Untranslatable } from './index';
-import { conversationItems, GATEWAY_REASONING_PREFIX, isGatewayReasoning, isGatewayResponseId, requestToChat, responseFromChat, withoutGatewayReasoning } from './responses';
+import { requestToChat, responseFromChat } from './responses';
+import { conversationItems, GATEWAY_REASONING_PREFIX, isGatewayReasoning, isGatewayResponseId, responseOfItem, withoutGatewayReasoning } from './gateway-items';
 import type { ChatResponse, ClientContext } from './types';
 
 const events = (text: string) => text.split('\n\n').filter(Boolean).map((block) => {
@@ -55,7 +56,9 @@ describe('Responses request → canonical chat', () => {
 
   it('refuses what needs the provider\'s stored state or a tool it does not have', () => {
     expect(() => requestToChat({ model: 'm', input: 'x', previous_response_id: 'resp_1' })).toThrow(Untranslatable);
-    expect(() => requestToChat({ model: 'm', input: 'x', tools: [{ type: 'web_search' }] })).toThrow(/web_search tool/);
+    // A hosted tool is read for the rule of tools.ts (kept, dropped or refused per key); a tool no other format has is refused here.
+    expect(requestToChat({ model: 'm', input: 'x', tools: [{ type: 'web_search' }] }).hosted_tools).toEqual([{ name: 'web_search', webSearch: {}, refusal: 'a key without the Responses API has no web_search tool' }]);
+    expect(() => requestToChat({ model: 'm', input: 'x', tools: [{ type: 'local_shell' }] })).toThrow(/local_shell tool/);
     expect(() => requestToChat({ model: 'm', input: [{ type: 'item_reference', id: 'msg_1' }] })).toThrow(/item_reference/);
     expect(() => requestToChat({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1' }] }] })).toThrow(/file_id/);
   });
@@ -86,7 +89,10 @@ describe('canonical chat → Responses answers', () => {
       usage: { input_tokens: 1000, input_tokens_details: { cached_tokens: 700 }, output_tokens: 60, output_tokens_details: { reasoning_tokens: 25 }, total_tokens: 1060 },
     });
     expect(r.id).toMatch(/^resp_/);
-    expect(r.output[0].id).toMatch(/^rs_gw_[0-9a-f]{24}$/);
+    // Each item's ID names its response and its place in the output, so an item_reference to it finds it.
+    const hex = r.id.slice('resp_gw_'.length);
+    expect(r.output.map((o: any) => o.id)).toEqual([`rs_gw_${hex}_0`, `msg_gw_${hex}_1`, `fc_gw_${hex}_2`]);
+    expect(r.output.map((o: any) => responseOfItem(o.id))).toEqual([r.id, r.id, r.id]);
     // A reasoning item sent back carries the signature to the next turn, with its ID or without (as Codex sends it).
     const { id: _, ...withoutId } = r.output[0];
     for (const item of [r.output[0], withoutId]) {
@@ -246,5 +252,8 @@ describe('reasoning items across providers', () => {
     const done = out.find((e) => e.event === 'response.output_item.done')!.data.item;
     expect(done).toMatchObject({ type: 'reasoning', id: added.id, content: [{ text: 'Plan' }], encrypted_content: 'rs_gw_sig_7' });
     expect(out.at(-1)!.data.response.output[0]).toEqual(done);
+    const completed = out.at(-1)!.data.response;
+    expect(completed.output.map((o: any) => responseOfItem(o.id))).toEqual([completed.id, completed.id]);
+    expect(completed.output[1].id).toBe(`msg_gw_${completed.id.slice('resp_gw_'.length)}_1`);
   });
 });

@@ -3,9 +3,11 @@ import { jsonEvent } from './sse';
 import {
   nowSeconds, textOf, Untranslatable, usageParts,
   type ChatChunk, type ChatDelta, type ChatMessage, type ChatRequest, type ChatResponse, type ChatToolCall, type ChatUsage, type ClientContext,
-  type Json, type SseEvent, type StreamFailure, type ThinkingBlock,
+  type Json, type SseEvent, type StreamFailure, type ThinkingBlock, type WebSearchCall,
 } from './types';
 import { ChunkEncoder, type ClientFormat } from './format';
+import { responsesTools, toolNames, type ToolNames } from './tools';
+import { gatewayItemId, GATEWAY_REASONING_PREFIX, inputItems, isGatewayReasoning, newResponseId, signatureOf } from './gateway-items';
 
 /**
  * OpenAI's Responses API as a client format, for keys without it (an Anthropic key, or an
@@ -17,62 +19,6 @@ import { ChunkEncoder, type ClientFormat } from './format';
  */
 
 const newId = (prefix: string) => `${prefix}${randomBytes(12).toString('hex')}`;
-
-/**
- * The prefix of the response IDs the gateway makes (OpenAI's are `resp_` and hex, so no native
- * ID has it): a `previous_response_id` without it is never looked up in the gateway's store.
- */
-export const GATEWAY_RESPONSE_PREFIX = 'resp_gw_';
-
-export const isGatewayResponseId = (id: unknown): id is string => typeof id === 'string' && id.startsWith(GATEWAY_RESPONSE_PREFIX);
-
-// As long as OpenAI's own, and unguessable: the ID alone names a kept conversation within its account.
-const newResponseId = () => `${GATEWAY_RESPONSE_PREFIX}${randomBytes(24).toString('hex')}`;
-
-/**
- * What starts both the ID and the `encrypted_content` of every reasoning item the gateway writes
- * (OpenAI's are `rs_` and hex, and its own blob): the content too, since Codex sends reasoning
- * items back without their ID. One byte search of a request finds them.
- */
-export const GATEWAY_REASONING_PREFIX = 'rs_gw_';
-
-const gatewayMarked = (v: unknown): v is string => typeof v === 'string' && v.startsWith(GATEWAY_REASONING_PREFIX);
-
-/** A reasoning item the gateway wrote (from an Anthropic key's thinking or a chat provider's reasoning). */
-export const isGatewayReasoning = (item: unknown): boolean =>
-  (item as Json)?.type === 'reasoning' && (gatewayMarked((item as Json).id) || gatewayMarked((item as Json).encrypted_content));
-
-/** The Anthropic signature a reasoning item carries: only the gateway's items have one. */
-function signatureOf(item: Json): string {
-  return gatewayMarked(item.encrypted_content) ? item.encrypted_content.slice(GATEWAY_REASONING_PREFIX.length) : '';
-}
-
-/**
- * A Responses request for a key with the Responses API itself, without the gateway's reasoning
- * items, which mean nothing to that provider (it refuses an ID or an encrypted content it did
- * not make); null when there is none to remove, so the client's bytes go as they came. Only a
- * body holding the prefix is parsed through.
- */
-export function withoutGatewayReasoning(raw: Buffer, doc: Json): Json | null {
-  if (!raw.includes(GATEWAY_REASONING_PREFIX) || !Array.isArray(doc.input)) return null;
-  const input = doc.input.filter((item: unknown) => !isGatewayReasoning(item));
-  return input.length === doc.input.length ? null : { ...doc, input };
-}
-
-/** A request's `input` as a list of items: a string is one user message. */
-export function inputItems(input: unknown): Json[] {
-  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
-  return Array.isArray(input) ? input : [];
-}
-
-/**
- * What a continuation of a completed answer starts from, as OpenAI keeps it: the request's
- * input items (already holding those it continued) and the answer's output items; never the
- * instructions, which each request gives anew.
- */
-export function conversationItems(request: Json, response: Json): Json[] {
-  return [...inputItems(request.input), ...(Array.isArray(response.output) ? response.output : [])];
-}
 
 /** Fields that need state the provider keeps between calls, which a key without the Responses API has not. */
 const STATEFUL = ['previous_response_id', 'conversation', 'background', 'prompt'] as const;
@@ -112,6 +58,7 @@ export function requestToChat(doc: Json): ChatRequest {
     return assistant;
   };
   const input = typeof doc.input === 'string' ? [{ type: 'message', role: 'user', content: doc.input }] : Array.isArray(doc.input) ? doc.input : [];
+  const names = toolNames(doc.tools);
   for (const item of input as Json[]) {
     const type = item?.type ?? (item?.role ? 'message' : undefined);
     if (type === 'message') {
@@ -126,7 +73,7 @@ export function requestToChat(doc: Json): ChatRequest {
       }
     } else if (type === 'function_call') {
       const a = turn();
-      (a.tool_calls ??= []).push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments ?? '' } });
+      (a.tool_calls ??= []).push({ id: item.call_id, type: 'function', function: { name: names.flat(item.name, item.namespace), arguments: item.arguments ?? '' } });
     } else if (type === 'function_call_output') {
       assistant = null;
       const out = item.output;
@@ -139,6 +86,12 @@ export function requestToChat(doc: Json): ChatRequest {
       a.thinking_blocks = thinking;
       a.reasoning_content = thinking.map((t) => t.thinking ?? '').join('');
       continue;
+    } else if (type === 'web_search_call') {
+      // A search the provider ran on an earlier turn: what it found is in the answer that followed it.
+      continue;
+    } else if (type === 'item_reference') {
+      // The gateway's own items are resolved before (stages/conversation.ts): this one is a provider's.
+      throw new Untranslatable(`item_reference ${String(item.id)} was not found: a key without the Responses API has only the items of conversations the gateway keeps`);
     } else throw new Untranslatable(`a key without the Responses API has no ${String(type)} input items`);
     if (assistant === null) thinking = [];
   }
@@ -152,14 +105,13 @@ export function requestToChat(doc: Json): ChatRequest {
   const effort = doc.reasoning?.effort;
   if (typeof effort === 'string' && effort !== 'none') out.reasoning_effort = effort;
   if (Array.isArray(doc.tools) && doc.tools.length) {
-    out.tools = doc.tools.map((t: Json) => {
-      if (t?.type !== 'function') throw new Untranslatable(`a key without the Responses API has no ${String(t?.type)} tool`);
-      return { type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.parameters ?? { type: 'object', properties: {} }, ...(typeof t.strict === 'boolean' ? { strict: t.strict } : {}) } };
-    });
+    const { functions, hosted } = responsesTools(doc.tools);
+    if (functions.length) out.tools = functions;
+    if (hosted.length) out.hosted_tools = hosted;
   }
   const tc = doc.tool_choice;
   if (tc === 'auto' || tc === 'none' || tc === 'required') out.tool_choice = tc;
-  else if (tc?.type === 'function' && tc.name) out.tool_choice = { type: 'function', function: { name: tc.name } };
+  else if (tc?.type === 'function' && tc.name) out.tool_choice = { type: 'function', function: { name: names.flat(tc.name, tc.namespace) } };
   else if (tc != null) throw new Untranslatable(`a key without the Responses API has no tool_choice ${String(tc?.type)}`);
   const format = doc.text?.format;
   if (format?.type === 'json_schema') out.response_format = { type: 'json_schema', json_schema: { name: format.name ?? 'output', schema: format.schema, ...(typeof format.strict === 'boolean' ? { strict: format.strict } : {}) } };
@@ -192,7 +144,6 @@ function responseBase(id: string, model: string, createdAt: number, req: Json): 
   };
 }
 
-const newReasoningId = () => newId(GATEWAY_REASONING_PREFIX);
 /** `signature` null: not known yet (a stream's item just opened); '' for thinking without one (a chat provider's reasoning). */
 const reasoningItem = (id: string, text: string, signature: string | null | undefined): Json => ({
   type: 'reasoning', id, summary: [], content: [{ type: 'reasoning_text', text }],
@@ -201,9 +152,20 @@ const reasoningItem = (id: string, text: string, signature: string | null | unde
 const messageItem = (id: string, text: string, status: string): Json => ({
   type: 'message', id, status, role: 'assistant', content: status === 'in_progress' && text === '' ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }],
 });
-const callItem = (id: string, tc: ChatToolCall, status: string): Json => ({
-  type: 'function_call', id, call_id: tc.id, name: tc.function.name, arguments: tc.function.arguments, status,
-});
+/** A function call under the client's own name, with its namespace when the function is in one (tools.ts). */
+function callItem(id: string, tc: ChatToolCall, status: string, names: ToolNames): Json {
+  const own = names.client(tc.function.name);
+  return { type: 'function_call', id, call_id: tc.id, name: own.name, ...(own.namespace !== undefined ? { namespace: own.namespace } : {}), arguments: tc.function.arguments, status };
+}
+
+/** A search the provider ran, as OpenAI's web_search_call item; its sources only when the request included them, as OpenAI does. */
+function webSearchItem(id: string, w: WebSearchCall, status: string, req: Json): Json {
+  const sources = Array.isArray(req.include) && req.include.includes('web_search_call.action.sources');
+  return {
+    type: 'web_search_call', id, status,
+    action: { type: 'search', query: w.query, ...(sources ? { sources: w.sources.map((url) => ({ type: 'url', url })) } : {}) },
+  };
+}
 
 function finished(finish: string | null | undefined): { status: string; incomplete_details: Json | null } {
   if (finish === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
@@ -216,14 +178,17 @@ export function responseFromChat(res: ChatResponse, ctx: ClientContext): Json {
   const choice = res.choices?.[0];
   const m = choice?.message ?? { role: 'assistant' };
   const output: Json[] = [];
+  const id = newResponseId();
   if (m.thinking_blocks?.length) {
-    for (const t of m.thinking_blocks) if (t.type === 'thinking') output.push(reasoningItem(newReasoningId(), t.thinking ?? '', t.signature));
-  } else if (m.reasoning_content) output.push(reasoningItem(newReasoningId(), m.reasoning_content, undefined));
+    for (const t of m.thinking_blocks) if (t.type === 'thinking') output.push(reasoningItem(gatewayItemId('rs', id, output.length), t.thinking ?? '', t.signature));
+  } else if (m.reasoning_content) output.push(reasoningItem(gatewayItemId('rs', id, output.length), m.reasoning_content, undefined));
+  for (const w of m.web_searches ?? []) output.push(webSearchItem(gatewayItemId('ws', id, output.length), w, w.failed ? 'failed' : 'completed', ctx.request));
   const text = textOf(m.content);
-  if (text) output.push(messageItem(newId('msg_'), text, 'completed'));
-  for (const tc of m.tool_calls ?? []) output.push(callItem(newId('fc_'), tc, 'completed'));
+  if (text) output.push(messageItem(gatewayItemId('msg', id, output.length), text, 'completed'));
+  const names = toolNames(ctx.request.tools);
+  for (const tc of m.tool_calls ?? []) output.push(callItem(gatewayItemId('fc', id, output.length), tc, 'completed', names));
   const response = {
-    ...responseBase(newResponseId(), res.model, res.created || nowSeconds(), ctx.request),
+    ...responseBase(id, res.model, res.created || nowSeconds(), ctx.request),
     ...finished(choice?.finish_reason), output, usage: usageFromChat(res.usage),
   };
   if (response.status === 'completed') ctx.completed = response;
@@ -243,9 +208,11 @@ class ResponsesEncoder extends ChunkEncoder {
   private open: Item | null = null;
   private items: Json[] = [];
   private tools = new Map<number, Item>();
+  private readonly names: ToolNames;
 
   constructor(private readonly ctx: ClientContext) {
     super();
+    this.names = toolNames(ctx.request.tools);
   }
 
   private ev(type: string, fields: Json): SseEvent {
@@ -299,8 +266,9 @@ class ResponsesEncoder extends ChunkEncoder {
   }
 
   protected delta(d: ChatDelta, out: SseEvent[]): void {
+    if (d.web_search) this.searched(d.web_search, out);
     if (d.reasoning_content) {
-      const it = this.open?.kind === 'reasoning' ? this.open : this.openItem('reasoning', reasoningItem(newReasoningId(), '', null), out);
+      const it = this.open?.kind === 'reasoning' ? this.open : this.openItem('reasoning', reasoningItem(gatewayItemId('rs', this.id, this.items.length), '', null), out);
       it.text += d.reasoning_content;
       out.push(this.ev('response.reasoning_text.delta', { item_id: it.json.id, output_index: it.index, content_index: 0, delta: d.reasoning_content }));
     }
@@ -308,14 +276,14 @@ class ResponsesEncoder extends ChunkEncoder {
       if (t.type === 'thinking' && this.open?.kind === 'reasoning') this.open.signature = t.signature;
     }
     if (d.content) {
-      const it = this.open?.kind === 'message' ? this.open : this.openItem('message', messageItem(newId('msg_'), '', 'in_progress'), out);
+      const it = this.open?.kind === 'message' ? this.open : this.openItem('message', messageItem(gatewayItemId('msg', this.id, this.items.length), '', 'in_progress'), out);
       it.text += d.content;
       out.push(this.ev('response.output_text.delta', { item_id: it.json.id, output_index: it.index, content_index: 0, delta: d.content, logprobs: [] }));
     }
     for (const tc of d.tool_calls ?? []) {
       let it = this.tools.get(tc.index);
       if (!it) {
-        it = this.openItem('call', callItem(newId('fc_'), { id: tc.id ?? newId('call_'), type: 'function', function: { name: tc.function?.name ?? '', arguments: '' } }, 'in_progress'), out);
+        it = this.openItem('call', callItem(gatewayItemId('fc', this.id, this.items.length), { id: tc.id ?? newId('call_'), type: 'function', function: { name: tc.function?.name ?? '', arguments: '' } }, 'in_progress', this.names), out);
         this.tools.set(tc.index, it);
       }
       const delta = tc.function?.arguments;
@@ -324,6 +292,20 @@ class ResponsesEncoder extends ChunkEncoder {
         out.push(this.ev('response.function_call_arguments.delta', { item_id: it.json.id, output_index: it.index, delta }));
       }
     }
+  }
+
+  /** A search the provider ran, as the events OpenAI sends for its own: the item added, searching, completed, done. */
+  private searched(w: WebSearchCall, out: SseEvent[]): void {
+    this.close(out);
+    const index = this.items.length;
+    const item = webSearchItem(gatewayItemId('ws', this.id, index), w, w.failed ? 'failed' : 'completed', this.ctx.request);
+    this.items.push(item);
+    const at = { item_id: item.id, output_index: index };
+    out.push(this.ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress' } }));
+    out.push(this.ev('response.web_search_call.in_progress', at));
+    out.push(this.ev('response.web_search_call.searching', at));
+    out.push(this.ev('response.web_search_call.completed', at));
+    out.push(this.ev('response.output_item.done', { output_index: index, item }));
   }
 
   protected closed(out: SseEvent[]): void {

@@ -25,6 +25,19 @@ export interface ChatToolCall {
   function: { name: string; arguments: string };
 }
 
+/**
+ * A web search the provider ran for the model (Anthropic's server_tool_use and
+ * web_search_tool_result blocks), in neutral terms: each client format writes its own item.
+ */
+export interface WebSearchCall {
+  id: string;
+  query: string;
+  /** The URLs the search found. */
+  sources: string[];
+  /** The provider reported the search failed (Anthropic's web_search_tool_result_error). */
+  failed?: boolean;
+}
+
 export interface ChatMessage {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
   content?: string | Json[] | null;
@@ -32,6 +45,8 @@ export interface ChatMessage {
   tool_call_id?: string;
   reasoning_content?: string;
   thinking_blocks?: ThinkingBlock[];
+  /** Searches the provider ran before this answer (an answer only). */
+  web_searches?: WebSearchCall[];
   [field: string]: unknown;
 }
 
@@ -73,6 +88,8 @@ export interface ChatDelta {
   reasoning_content?: string;
   thinking_blocks?: ThinkingBlock[];
   tool_calls?: ChunkToolCall[];
+  /** A search the provider ran, once its results arrived. */
+  web_search?: WebSearchCall;
 }
 
 export interface ChatChunk {
@@ -105,6 +122,13 @@ export interface ClientContext {
   includeUsage: boolean;
   /** The request the client sent, for echoing fields (Responses: instructions, tools). */
   request: Json;
+  /**
+   * The gateway's estimate of the call's input tokens (what it answers count_tokens with), for
+   * a stream whose format names them before the provider does: Anthropic's message_start.
+   */
+  estimateInput?: () => number;
+  /** The client reads the stream as one JSON array written as it comes (Gemini's streamGenerateContent without `alt=sse`). */
+  jsonArray?: boolean;
   /** Set by the Responses writers once the answer completed: the Response object, which the gateway may keep for previous_response_id. */
   completed?: Json;
 }

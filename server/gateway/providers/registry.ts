@@ -6,6 +6,8 @@ import { createAzureKind } from './azure/index';
 import { createVertexKind } from './vertex/index';
 import { VertexTokens } from './vertex/token';
 import { anthropicKind } from './anthropic/index';
+import { bedrockKind } from './bedrock/index';
+import { geminiKind } from './gemini/index';
 
 export interface ProviderKinds {
   of(key: PooledKey): ProviderKind;
@@ -20,6 +22,8 @@ export function createProviderKinds(opts: { client: UpstreamClient; azureApiVers
     azure: createAzureKind(opts.azureApiVersion),
     vertex: createVertexKind(vertexTokens),
     anthropic: anthropicKind,
+    bedrock: bedrockKind,
+    gemini: geminiKind,
   };
   return {
     of: (key) => kinds[key.config.provider_type as string] ?? standardKind,

@@ -72,7 +72,7 @@ export class RealtimeSessions {
   }
 
   serve(u: SocketUpgrade): void {
-    if (this.closing) return u.refuse(503, { 'content-type': 'application/json', 'retry-after': '1' }, proxyErrorBody(false, 503, 'The gateway is shutting down; retry', 'shutting_down'));
+    if (this.closing) return u.refuse(503, { 'content-type': 'application/json', 'retry-after': '1' }, proxyErrorBody('openai', 503, 'The gateway is shutting down; retry', 'shutting_down'));
     const s = new Session(this.d, u, () => this.open.delete(s));
     this.open.add(s);
     s.start().catch((err) => {
@@ -125,7 +125,7 @@ class Session implements SocketPeer {
   private readonly offered: string[];
 
   private refuse(v: Refusal): void {
-    this.ex.send(v.status, { 'content-type': 'application/json', ...v.headers }, proxyErrorBody(false, v.status, v.message, v.code, this.call.id));
+    this.ex.send(v.status, { 'content-type': 'application/json', ...v.headers }, proxyErrorBody('openai', v.status, v.message, v.code, this.call.id));
     this.finish();
   }
 

@@ -81,7 +81,8 @@ describe('admission', () => {
   it('reserves estimated tokens on token limits: input bound plus max_tokens', async () => {
     const { d } = deps(100);
     const row = accountRow({ tpm: 1000 });
-    const body = { model: 'gpt-4o', max_tokens: 250, messages: [{ role: 'user', content: 'x'.repeat(20) }] };
+    // A model whose input cannot be counted here (no tokenizer of its own, no key to ask): its byte bound stands.
+    const body = { model: 'mistral-lg', max_tokens: 250, messages: [{ role: 'user', content: 'x'.repeat(16) }] };
     // The request's 97 bytes bound its input tokens, + 250 output: two fit in 1,000, not three.
     const per = Buffer.byteLength(JSON.stringify(body)) + 250;
     expect(per).toBe(347);

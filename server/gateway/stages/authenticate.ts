@@ -17,14 +17,15 @@ export interface AuthenticateDeps {
   profiles: Pick<AccountProfiles, 'peek' | 'load'>;
 }
 
-const MISSING_KEY: Refusal = { status: 401, message: 'Missing API key: send "Authorization: Bearer <key>" or "x-api-key"', code: 'missing_api_key' };
+const MISSING_KEY: Refusal = { status: 401, message: 'Missing API key: send "Authorization: Bearer <key>", "x-api-key" or (Gemini\'s routes) "x-goog-api-key"', code: 'missing_api_key' };
 const INVALID_KEY: Refusal = { status: 401, message: 'Invalid API key', code: 'invalid_api_key' };
 const DISABLED: Refusal = { status: 401, message: 'This account is disabled', code: 'account_disabled' };
 const SUSPENDED: Refusal = { status: 403, message: 'This account is suspended', code: 'account_suspended' };
 
 /** Synchronous when everything is in memory; a promise only when something must be read. */
 export function authenticate(d: AuthenticateDeps, c: ProxyCall): Verdict | Promise<Verdict> {
-  const apiKey = credentialFrom(c.ex.headers);
+  // Gemini's clients may give the key as `?key=` (the call's path is logged without its query).
+  const apiKey = credentialFrom(c.ex.headers) ?? c.params?.key;
   if (!apiKey) return MISSING_KEY;
   const row = d.accounts.peek(apiKey);
   if (row) return admitAccount(d, c, row);

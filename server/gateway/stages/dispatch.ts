@@ -6,8 +6,9 @@
  * When nothing was delivered it refuses with the tally's error (429 upstream_rate_limited,
  * 504 upstream_timeout, 502 upstream_error, 503 upstream_unavailable / no_available_key /
  * no_provider_key, 400 unsupported_by_provider), naming the request ID, and logs every cause
- * under that ID at `warn`. A Responses call continuing a stored response goes to the key that
- * created it alone (400 previous_response_unavailable when that key is gone).
+ * under that ID at `warn`. A body its translation finds malformed is refused at once with 400
+ * invalid_request (formats/shape.ts). A Responses call continuing a stored response goes to the
+ * key that created it alone (400 previous_response_unavailable when that key is gone).
  */
 import type { ProxyCall, ProxySettings } from '../call';
 import { refuse } from '../errors';
@@ -88,6 +89,10 @@ export async function dispatch(d: DispatchDeps, c: ProxyCall): Promise<Delivered
     if (c.ex.aborted || tally.budgetSpent || tally.final) break;
   }
   if (c.ex.aborted) return null;
+  if (tally.malformed) {
+    refuse(c, tally.malformed);
+    return null;
+  }
   const r = finalError(c, tally);
   // Upstream failures are the Owner's to know about; a Level without keys (or none able to serve) is configuration.
   const failed = tally.attempts > 0 || tally.openUntil !== undefined;

@@ -11,6 +11,7 @@ import type { ProxyCall } from '../call';
 import { CLIENT_LEFT, type Refusal, type Verdict } from '../errors';
 import type { JsonBody } from '../transport';
 import { modelNameProblem } from './model-name';
+import { geminiBodyProblem } from '../formats/gemini';
 
 /** The options of the body intake: the proxy always needs a body. */
 export const BODY_REQUIRED = { required: true } as const;
@@ -43,7 +44,9 @@ export function readBody(c: ProxyCall, body: JsonBody): Verdict {
  * Null counts as absent, as OpenAI's API has it.
  */
 export function takeFields(c: ProxyCall, raw: Buffer, body: Record<string, unknown>): Verdict {
-  const requested = body.model;
+  // Gemini's routes name the model in the path; its body has none.
+  const params = c.params;
+  const requested = params ? params.model.replace(/^models\//, '') : body.model;
   const problem = modelNameProblem(requested);
   if (problem) return { status: 400, message: problem, code: 'invalid_model' };
   const endpoint = c.endpoint;
@@ -67,11 +70,15 @@ export function takeFields(c: ProxyCall, raw: Buffer, body: Record<string, unkno
     if (endpoint === 'messages' && !(typeof max === 'number' && Number.isInteger(max) && max >= 1)) return MAX_TOKENS_REQUIRED;
   }
   if (endpoint === 'responses' && body.background != null && body.background !== false) return BACKGROUND_UNSUPPORTED;
+  if (params) {
+    const problem = geminiBodyProblem(endpoint, body);
+    if (problem) return { status: 400, message: problem, code: 'invalid_request' };
+  }
   c.raw = raw;
   c.doc = body;
   c.requestedModel = requested as string;
-  // Speech streams its audio as events when asked for `stream_format: "sse"`.
-  c.stream = endpoint === 'speech' ? body.stream_format === 'sse' : stream === true && streams;
+  // Speech streams its audio as events when asked for `stream_format: "sse"`; a Gemini call by its method.
+  c.stream = params ? params.stream !== null : endpoint === 'speech' ? body.stream_format === 'sse' : stream === true && streams;
   c.injectUsage = c.stream && usageOption && includeUsage !== true;
   return null;
 }

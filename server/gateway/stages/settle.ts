@@ -52,7 +52,9 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
     if (o.streamed && !o.complete) usage = estimateUsage(usage, c.raw.length, o.events);
     else if (!usage && o.body) usage = estimateWholeUsage(c.raw.length, o.body.length);
     usage ??= ZERO;
-    credit = costOf(usage, policyPrice(model, c.owner.pricing, c.owner.unpricedPolicy), row.rates, row.factor);
+    credit = costOf(usage, policyPrice(model, c.owner.pricing, c.owner.unpricedPolicy, c.servedPriceAs), row.rates, row.factor);
+    // The searches the provider ran are billed per search beside the tokens, and kept with them.
+    if (usage.webSearches) c.billedUnits = billedUnits = { web_searches: usage.webSearches };
   }
   c.usage = usage;
   c.credit = credit;
@@ -75,6 +77,7 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
     durationMs: performance.now() - c.startedAt,
     firstByteMs: c.headMs >= 0 ? c.headMs : undefined,
     units: billedUnits,
+    ...(c.droppedTools.length ? { droppedTools: c.droppedTools } : {}),
   });
   const r = c.reservation;
   if (r) {

@@ -11,7 +11,7 @@
 import type { ProxyCall, ProxySettings } from '../call';
 import { refuse, type Refusal } from '../errors';
 import type { StoredResponseAction } from '../routes';
-import { isGatewayResponseId } from '../formats/responses';
+import { isGatewayResponseId } from '../formats/gateway-items';
 import { inputItemsOf, itemPage, listQuery } from '../formats/input-items';
 import type { ProviderKinds } from '../providers/registry';
 import { isSkip } from '../providers/types';
@@ -119,7 +119,7 @@ function upstreamPath(base: string, r: StoredResponseRequest): string {
 async function forward(d: StoredResponseDeps, c: ProxyCall, r: StoredResponseRequest, key: PooledKey): Promise<void> {
   const kind = d.kinds.of(key);
   // Only a kind with the Responses API created it; one that has lost it (reconfigured) no longer knows it.
-  const prepared = kind.serves(key).has('responses') ? await kind.prepare(key, { endpoint: 'responses', model: '', headers: c.ex.headers }) : null;
+  const prepared = kind.serves(key, '').has('responses') ? await kind.prepare(key, { endpoint: 'responses', model: '', headers: c.ex.headers }) : null;
   if (!prepared || isSkip(prepared)) return refuse(c, notFound(r.responseId));
   c.servedBy = key;
   c.servedLevel = key.level;

@@ -41,6 +41,7 @@ export function ownerRouting(v: { MODEL_MAPPER?: string; LEVEL_MAPPER?: string; 
     pricing: {},
     unpricedPolicy: REFUSE_UNPRICED,
     defaultOutputLimit: DEFAULT_OUTPUT_LIMIT,
+    unsupportedTools: 'drop',
   };
 }
 

@@ -34,6 +34,15 @@ const LIMITS = { fieldNameSize: 200, fieldSize: 1024 * 1024, fields: 100, files:
 const READ_PIECE = 64 * 1024;
 const CRLF = Buffer.from('\r\n');
 
+/** What a file part is, as its head says: the name of its field, its filename and type. */
+export interface FilePartHead { name: string; filename: string; mimeType: string }
+
+/**
+ * A change to a file part's bytes on their way upstream (the files route checks and rewrites a
+ * batch input's lines as they pass): it may throw to stop the upload, which then never ends.
+ */
+export type FileFilter = (part: FilePartHead, bytes: AsyncIterable<Buffer>) => AsyncIterable<Buffer>;
+
 export const NOT_MULTIPART: Refusal = { status: 415, code: 'unsupported_media_type', message: 'This route takes multipart/form-data (a file and its fields)' };
 
 /** A header value that cannot break the part's head: quotes and line breaks escaped as browsers do. */
@@ -61,7 +70,8 @@ export class UploadForm {
   private readonly busboy: BusboyInstance;
   readonly boundary = `switchyard-${randomBytes(12).toString('hex')}`;
 
-  constructor(private readonly upload: UploadBody, contentType: string) {
+  /** `routeBy`: the field the call is routed by (`model`; the files route's `purpose`), whose parts before it are kept. */
+  constructor(private readonly upload: UploadBody, contentType: string, private readonly routeBy = 'model') {
     this.busboy = Busboy({ headers: { 'content-type': contentType }, limits: LIMITS, fileHwm: READ_PIECE });
     const b = this.busboy;
     b.on('field', (name, value, nameCut, valueCut) => {
@@ -72,7 +82,7 @@ export class UploadForm {
     });
     b.on('file', (name, stream, filename, _enc, mimeType) => {
       const part: FilePart = { kind: 'file', name, filename: filename ?? 'file', mimeType: mimeType || 'application/octet-stream', start: 0, length: 0, live: stream };
-      if (!this.headDone && Object.hasOwn(this.fields, 'model')) this.endHead();
+      if (!this.headDone && Object.hasOwn(this.fields, this.routeBy)) this.endHead();
       if (this.headDone) return this.add(part);
       // Before the model is known: into the spool, in order.
       part.live = null;
@@ -88,16 +98,27 @@ export class UploadForm {
       this.endHead();
       this.wake();
     });
-    upload.stream.on('error', (err) => {
+    const failed = (err: Error) => {
       const gone = err instanceof UploadError && err.reason === 'gone';
       this.fail(gone ? { status: 499, code: 'client_gone', message: 'The client went away' } : { status: 413, code: 'body_too_large', message: err.message });
-    });
+    };
+    // The upload may have failed while the call was authenticated (a small body over the limit, a client gone): its error event has passed.
+    if (upload.stream.destroyed) {
+      failed(upload.stream.errored ?? new UploadError('gone', 'the client went away during the upload'));
+      return;
+    }
+    upload.stream.on('error', failed);
     upload.stream.pipe(b);
   }
 
   /** Whether a failed attempt may be followed by another: no live part has been read yet. */
   get replayable(): boolean {
     return !this.liveTouched;
+  }
+
+  /** Why the form failed (too large, malformed, client gone), once it has. */
+  get failed(): Refusal | null {
+    return this.failure;
   }
 
   /** The bytes the client has sent so far. */
@@ -159,25 +180,15 @@ export class UploadForm {
     }
   }
 
-  /** The upstream body: the kept parts (the model replaced), then the live ones as they are read. */
-  async *body(model: string): AsyncGenerator<Buffer> {
+  /** The upstream body: the kept parts (the model replaced, unless null), then the live ones as they are read; file bytes through `filter` when given. */
+  async *body(model: string | null, filter?: FileFilter): AsyncGenerator<Buffer> {
     const head = (p: Part) => Buffer.from(`--${this.boundary}\r\nContent-Disposition: form-data; name="${quoted(p.name)}"`
       + (p.kind === 'file' ? `; filename="${quoted(p.filename)}"\r\nContent-Type: ${p.mimeType.replace(/[\r\n]/g, '')}` : '') + '\r\n\r\n');
     const one = async function* (this: UploadForm, p: Part): AsyncGenerator<Buffer> {
       yield head(p);
-      if (p.kind === 'field') yield Buffer.from(p.name === 'model' ? model : p.value);
-      else if (p.live) {
-        this.liveTouched = true;
-        for await (const chunk of p.live as AsyncIterable<Buffer>) yield chunk;
-      } else {
-        const fh = this.spool!;
-        for (let at = 0; at < p.length; at += READ_PIECE) {
-          const piece = Buffer.allocUnsafe(Math.min(READ_PIECE, p.length - at));
-          const { bytesRead } = await fh.read(piece, 0, piece.length, p.start + at);
-          noteUploadCopy(bytesRead);
-          yield bytesRead === piece.length ? piece : piece.subarray(0, bytesRead);
-        }
-      }
+      if (p.kind === 'field') yield Buffer.from(p.name === 'model' && model !== null ? model : p.value);
+      else if (filter) yield* filter(p, this.fileBytes(p));
+      else yield* this.fileBytes(p);
       yield CRLF;
     }.bind(this);
     // Spooled files may still be being written when the model arrived after them.
@@ -191,6 +202,22 @@ export class UploadForm {
       yield* one(this.live[i]);
     }
     yield Buffer.from(`--${this.boundary}--\r\n`);
+  }
+
+  /** A file part's bytes: as they arrive (live), or read back from the spool. */
+  private async *fileBytes(p: FilePart): AsyncGenerator<Buffer> {
+    if (p.live) {
+      this.liveTouched = true;
+      for await (const chunk of p.live as AsyncIterable<Buffer>) yield chunk;
+      return;
+    }
+    const fh = this.spool!;
+    for (let at = 0; at < p.length; at += READ_PIECE) {
+      const piece = Buffer.allocUnsafe(Math.min(READ_PIECE, p.length - at));
+      const { bytesRead } = await fh.read(piece, 0, piece.length, p.start + at);
+      noteUploadCopy(bytesRead);
+      yield bytesRead === piece.length ? piece : piece.subarray(0, bytesRead);
+    }
   }
 
   private throwIfFailed(): void {

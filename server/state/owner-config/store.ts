@@ -8,6 +8,7 @@ import { parseModelLimitsJson, type ModelLimitMap } from '../../domain/mapping/m
 import { parsePricing, type PricingOverrides } from '../../domain/pricing/overrides';
 import { parseUnpricedPolicy, REFUSE_UNPRICED, type UnpricedPolicy } from '../../domain/pricing/unpriced-policy';
 import { DEFAULT_OUTPUT_LIMIT, parseOutputLimit } from '../../domain/pricing/estimate';
+import { DEFAULT_UNSUPPORTED_TOOLS, parseUnsupportedTools, type UnsupportedToolsPolicy } from '../../domain/providers/unsupported-tools';
 
 /** An Owner's configuration parsed once per change, as the proxy's hot path reads it. */
 export interface OwnerRouting {
@@ -25,6 +26,8 @@ export interface OwnerRouting {
   unpricedPolicy: UnpricedPolicy;
   /** DEFAULT_OUTPUT_LIMIT: output reserved for a model the catalogue gives no output limit. */
   defaultOutputLimit: number;
+  /** UNSUPPORTED_TOOLS: a tool a translated call's provider lacks is dropped (default) or refused. */
+  unsupportedTools: UnsupportedToolsPolicy;
 }
 
 type Listener = (ownerId: number) => void;
@@ -93,6 +96,7 @@ export class OwnerConfigStore {
       pricing: safe(() => parsePricing(v.get('PRICING') ?? ''), {}),
       unpricedPolicy: safe(() => parseUnpricedPolicy(v.get('UNPRICED_MODEL_POLICY') ?? ''), REFUSE_UNPRICED),
       defaultOutputLimit: safe(() => parseOutputLimit(v.get('DEFAULT_OUTPUT_LIMIT') ?? ''), DEFAULT_OUTPUT_LIMIT),
+      unsupportedTools: safe(() => parseUnsupportedTools(v.get('UNSUPPORTED_TOOLS') ?? ''), DEFAULT_UNSUPPORTED_TOOLS),
     };
     if (keep) this.parsed.set(ownerId, routing);
     return routing;

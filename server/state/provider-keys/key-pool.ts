@@ -12,7 +12,7 @@ export interface PooledKey {
   /** Decrypted once per reload: the hot path never touches the database or the cipher. */
   secret: string;
   config: Record<string, unknown>;
-  /** Decrypted private key of a cloud-platform key. */
+  /** Decrypted private key of a cloud-platform key (a Bedrock key's session token). */
   privateKey?: string;
 }
 

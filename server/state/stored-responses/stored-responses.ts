@@ -7,8 +7,8 @@ import { errorFields } from '../../core/log';
 import { RESPONSE_KEY_TTL_MS, type ResponseOwner } from '../response-keys/response-keys';
 
 /**
- * The conversations the gateway keeps for `previous_response_id` when it answered a Responses
- * call through translation: a key without the Responses API keeps nothing, so the gateway holds
+ * The conversations the gateway keeps for `previous_response_id` (and for `item_reference`s to
+ * their items, whose IDs name the response) when it answered a Responses call through translation: a key without the Responses API keeps nothing, so the gateway holds
  * the items a continuation needs (input and output items, as a client managing its own state
  * would send them back) under the response ID it generated, and beside them the Response
  * object as its client got it (GET /v1/responses/{id}). Shared between instances through

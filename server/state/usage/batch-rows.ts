@@ -1,6 +1,7 @@
 import type { UsageEvent } from '../../domain/usage/types';
 import { ancestorIdsOf } from '../../domain/accounts/dna';
 import { addUnits, sanitizeUnits, type UsageUnits } from '../../domain/usage/units';
+import { rollupModel } from '../../domain/usage/batch-usage';
 
 /**
  * What one batch of usage events becomes in the database, as pure functions of the events: the
@@ -42,10 +43,13 @@ export function aggregate(batch: UsageEvent[]): Daily[] {
   const byKey = new Map<string, Daily>();
   for (const e of batch) {
     const day = utcDay(e.at);
-    const k = `${e.accountId}|${day}|${e.model}`;
+    // A provider batch's usage keeps rows of its own (`gpt-4o (batch)`): bills show it apart from calls.
+    const model = rollupModel(e.model, e.batchId);
+    const k = `${e.accountId}|${day}|${model}`;
     let d = byKey.get(k);
-    if (!d) byKey.set(k, (d = { accountId: e.accountId, day, model: e.model, ownerId: e.ownerId, dna: e.dna, requests: 0, prompt: 0, completion: 0, reasoning: 0, cached: 0, creditUsed: 0 }));
-    d.requests++;
+    if (!d) byKey.set(k, (d = { accountId: e.accountId, day, model, ownerId: e.ownerId, dna: e.dna, requests: 0, prompt: 0, completion: 0, reasoning: 0, cached: 0, creditUsed: 0 }));
+    // A provider batch's one record stands for its lines: each is a request in the rollups.
+    d.requests += e.batchLines ?? 1;
     d.prompt += e.prompt;
     d.completion += e.completion;
     d.reasoning += e.reasoning;
@@ -87,6 +91,13 @@ const text = (s: string | undefined, max: number) => {
 /** A time in whole milliseconds within int4, or absent. */
 const millis = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.min(Math.round(n), INT_MAX) : undefined);
 
+/** Dropped tool names as the record keeps them: names without commas (the column joins them with one), at most 20. */
+function droppedTools(v: unknown): string[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const names = v.filter((n): n is string => typeof n === 'string' && n !== '').slice(0, 20).map((n) => text(n.replace(/,/g, ''), 128)).filter(Boolean);
+  return names.length ? names : undefined;
+}
+
 const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(Math.floor(n), INT_MAX) : 0);
 
 /**
@@ -113,5 +124,7 @@ export function sanitize(e: UsageEvent, makeRequestId: () => string): UsageEvent
     durationMs: millis(e.durationMs),
     firstByteMs: millis(e.firstByteMs),
     units: e.units === undefined ? undefined : sanitizeUnits(e.units),
+    droppedTools: droppedTools(e.droppedTools),
+    ...(typeof e.batchId === 'string' && e.batchId ? { batchId: text(e.batchId, 200), batchLines: count(e.batchLines) } : {}),
   };
 }

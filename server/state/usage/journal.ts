@@ -31,12 +31,15 @@ const HEARTBEAT_MS = 3_000;
 
 export interface JournalPosition { segment: number; offset: number }
 
-type EventLine = [number, number, number, string, string, number | null, number | null, string, number, number, number, number, number, string, number, string | undefined, (number | null)?, (number | null)?, UsageUnits?];
+type EventLine = [number, number, number, string, string, number | null, number | null, string, number, number, number, number, number, string, number, string | undefined, (number | null)?, (number | null)?, (UsageUnits | null)?, (string[] | null)?, (string | null)?, (number | null)?];
 
 export function encodeEvent(seq: number, e: UsageEvent): string {
   const line: EventLine = [seq, e.accountId, e.ownerId, e.dna, e.model, e.level, e.keyId, e.endpoint, e.prompt, e.completion, e.reasoning, e.cached, e.creditUsed, e.status, e.at.getTime(), e.requestId, e.durationMs ?? null, e.firstByteMs ?? null];
   // Only a unit-billed call's line carries its units: a chat call's line stays as it was.
-  if (e.units) line.push(e.units);
+  if (e.units || e.droppedTools || e.batchId !== undefined) line.push(e.units ?? null);
+  if (e.droppedTools || e.batchId !== undefined) line.push(e.droppedTools ?? null);
+  // A batch's record (gateway/batches) names its batch and lines; older lines end before.
+  if (e.batchId !== undefined) line.push(e.batchId, e.batchLines ?? null);
   return `${JSON.stringify(line)}\n`;
 }
 
@@ -48,6 +51,7 @@ export function decodeEvent(l: EventLine): { seq: number; event: UsageEvent } {
       reasoning: l[10], cached: l[11], creditUsed: l[12], status: l[13] === 'abnormal' ? 'abnormal' : 'ok', at: new Date(l[14]), requestId: l[15] ?? undefined,
       // Lines written before the timings were kept end at the request ID.
       durationMs: l[16] ?? undefined, firstByteMs: l[17] ?? undefined, units: l[18] ?? undefined,
+      droppedTools: l[19] ?? undefined, batchId: l[20] ?? undefined, batchLines: l[21] ?? undefined,
     },
   };
 }
@@ -85,6 +89,8 @@ export class UsageJournal {
   private pendingBytes = 0;
   /** Bytes of the current segment written to the file (pending ones not included). */
   private written = 0;
+  /** Bytes taken from pending by a sync under way: neither pending nor written yet, but ahead of any new line. */
+  private syncing = 0;
   private writing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -126,7 +132,7 @@ export class UsageJournal {
 
   /** Where the next appended line will start. */
   position(): JournalPosition {
-    return { segment: this.segment, offset: this.written + this.pendingBytes };
+    return { segment: this.segment, offset: this.written + this.syncing + this.pendingBytes };
   }
 
   /** Bytes of the current segment on file (pending lines excluded). */
@@ -156,6 +162,7 @@ export class UsageJournal {
       const bytes = this.pendingBytes;
       this.pendingText = '';
       this.pendingBytes = 0;
+      this.syncing = bytes;
       const fd = this.fd;
       try {
         const buf = Buffer.from(text);
@@ -166,12 +173,14 @@ export class UsageJournal {
         }
         await datasync(fd);
         this.written += bytes;
+        this.syncing = 0;
         if (this.failed) this.log.info('usage_journal_recovered', {});
         this.failed = false;
       } catch (err) {
         // Kept pending (in front of what came since) and tried again on the next tick.
         this.pendingText = text + this.pendingText;
         this.pendingBytes += bytes;
+        this.syncing = 0;
         if (!this.failed) this.log.error('usage_journal_write_failed', errorFields(err));
         this.failed = true;
         throw err;

@@ -82,7 +82,7 @@ export class UsageRecorder implements UsageSink {
    * Set while events are kept only in the journal (memory was full): where in the current
    * segment the first of them starts, and how many such events wait there.
    */
-  private spill: (JournalPosition & { waiting: number }) | undefined;
+  private spill: (JournalPosition & { waiting: number; nextSeq: number }) | undefined;
   private lastPrune = 0;
   private readonly pending = new PendingCredit();
   private chain: Promise<unknown> = Promise.resolve();
@@ -129,7 +129,7 @@ export class UsageRecorder implements UsageSink {
     const seq = ++this.seq;
     if (this.journal) {
       if (!this.spill && this.buffer.length >= this.maxBuffered) {
-        this.spill = { ...this.journal.position(), waiting: 0 };
+        this.spill = { ...this.journal.position(), waiting: 0, nextSeq: seq };
         this.log.warn('usage_buffer_spilled', { buffered: this.buffer.length, journal: 'events wait in the journal until the database returns' });
       }
       this.journal.appendEvent(seq, e);
@@ -296,11 +296,18 @@ export class UsageRecorder implements UsageSink {
       // Everything recorded so far on disk, then read back from where the spill began.
       await this.journal.sync();
       const spill = this.spill;
-      const read = await readEventsAt(this.journal.segmentPath(spill.segment), spill.offset, this.journal.writtenBytes, this.maxPerTransaction);
-      if (!read.events.length) return undefined;
-      spill.offset = read.next;
-      spill.waiting -= read.events.length;
-      entries = read.events;
+      for (;;) {
+        const read = await readEventsAt(this.journal.segmentPath(spill.segment), spill.offset, this.journal.writtenBytes, this.maxPerTransaction);
+        if (!read.events.length) return undefined;
+        spill.offset = read.next;
+        // Sequence numbers, not only the offset, say what is new: a line written twice (a
+        // write that failed halfway and was retried) is read once.
+        entries = read.events.filter((x) => x.seq >= spill.nextSeq);
+        if (!entries.length) continue;
+        spill.nextSeq = entries[entries.length - 1].seq + 1;
+        spill.waiting -= entries.length;
+        break;
+      }
     } else {
       return undefined;
     }

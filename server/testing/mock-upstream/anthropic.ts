@@ -2,6 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import { answerText, contentText, estimateTokens, messagesText, mockId, playStream, sendJson, splitText, stopAt, usageFor, type Frame, type Usage } from './common';
 import type { Call } from './openai';
+import { anthropicModelRefusal } from './model-fit';
+import { anthropicToolProblem, offersWebSearch, webSearchBlocks, webSearchFrames } from './server-tools';
 
 const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
@@ -72,10 +74,38 @@ function toolCallDue(c: Call): boolean {
   return !(last?.role === 'user' && blocksOf(last.content).some((b) => b.type === 'tool_result'));
 }
 
-/** `POST /v1/messages/count_tokens`: the mock's estimate of the prompt, as `{input_tokens}`. */
-export function countTokens(c: Call): void {
-  const prompt = [contentText(c.body.system), messagesText(c.body.messages)].filter(Boolean).join('\n');
-  sendJson(c.res, 200, { input_tokens: estimateTokens(prompt) });
+/**
+ * The body fields Anthropic's count_tokens takes (API reference, "Count tokens in a Message":
+ * messages, model, system, tools, tool_choice, thinking, mcp_servers, context_management,
+ * output_config/output_format); anything else, max_tokens first, is refused as
+ * "max_tokens: Extra inputs are not permitted" (seen from the API, e.g. Wei-Shaw/sub2api#4913).
+ * Vertex's count-tokens:rawPredict takes its anthropic_version beside them.
+ */
+const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'mcp_servers', 'context_management', 'output_config', 'output_format']);
+
+/**
+ * Anthropic's tool-use system prompt, added to the input of a request with tools: 346 tokens for
+ * Claude 4 models with tool_choice auto or none (Anthropic's tool-use pricing table).
+ */
+export const TOOL_USE_SYSTEM_TOKENS = 346;
+
+/**
+ * What count_tokens answers for a body: as Anthropic, the system prompt, the messages and the
+ * tools' definitions with the tool-use system prompt, by the mock's own estimate (a quarter of
+ * the characters). The mock's Messages usage leaves the tools out, so a count is never below
+ * what the same body is billed there.
+ */
+export function countedInputTokens(body: Record<string, unknown>): number {
+  const prompt = estimateTokens([contentText(body.system), messagesText(body.messages)].filter(Boolean).join('\n'));
+  const tools = Array.isArray(body.tools) && body.tools.length > 0 ? estimateTokens(JSON.stringify(body.tools)) + TOOL_USE_SYSTEM_TOKENS : 0;
+  return prompt + tools;
+}
+
+/** `POST /v1/messages/count_tokens`: `{input_tokens}` as countedInputTokens counts them; a field it does not take is refused. */
+export function countTokens(c: Call, vertex = false): void {
+  const extra = Object.keys(c.body).find((k) => !COUNT_FIELDS.has(k) && !(vertex && k === 'anthropic_version'));
+  if (extra !== undefined) return anthropicError(c.res, 400, `${extra}: Extra inputs are not permitted`);
+  sendJson(c.res, 200, { input_tokens: countedInputTokens(c.body) });
 }
 
 /**
@@ -99,6 +129,13 @@ export function anthropicPreconditions(c: Call, vertex = false): boolean {
     anthropicError(c.res, 400, 'messages: Field required');
     return false;
   }
+  // Each message is an object with its role and content (Messages API reference, "messages":
+  // object[]); Anthropic's validation names the place in its pydantic wording.
+  const notObject = c.body.messages.findIndex((m: unknown) => typeof m !== 'object' || m === null || Array.isArray(m));
+  if (notObject >= 0) {
+    anthropicError(c.res, 400, `messages.${notObject}: Input should be a valid dictionary or object to extract fields from`);
+    return false;
+  }
   return true;
 }
 
@@ -107,7 +144,7 @@ export function anthropicPreconditions(c: Call, vertex = false): boolean {
  * the request enables thinking, then the text (cut at a stop sequence) or the behaviour's tool call.
  */
 export async function messages(c: Call): Promise<void> {
-  const problem = thinkingProblem(c.body);
+  const problem = anthropicToolProblem(c.body.tools) ?? thinkingProblem(c.body) ?? anthropicModelRefusal(c.body, c.model);
   if (problem) return anthropicError(c.res, 400, problem);
   const cut = stopAt(answerText(c.behaviour, c.model), c.body.stop_sequences);
   const text = cut.text;
@@ -117,15 +154,22 @@ export async function messages(c: Call): Promise<void> {
   const thinking = (c.body.thinking as { type?: string } | undefined)?.type === 'enabled' ? c.behaviour.thinking ?? 'Let me think about this.' : null;
   const tool = toolCallDue(c) ? { id: mockId('toolu_'), ...c.behaviour.toolCall! } : null;
   const stopReason = tool ? 'tool_use' : cut.stop !== null ? 'stop_sequence' : 'end_turn';
+  // A search first, when the behaviour has one and the request offers the web search tool.
+  const search = c.behaviour.webSearch && offersWebSearch(c.body.tools) ? c.behaviour.webSearch : null;
+  const searched = search ? { server_tool_use: { web_search_requests: 1 } } : {};
   const message = (content: unknown[], done: boolean, u: ReturnType<typeof anthropicUsage>) => ({
     id, type: 'message', role: 'assistant', model: c.model, content, stop_reason: done ? stopReason : null, stop_sequence: done ? cut.stop : null, usage: u,
   });
   if (c.body.stream !== true) {
     const content: unknown[] = [];
     if (thinking !== null) content.push({ type: 'thinking', thinking, signature: signThinking(thinking) });
+    if (search) {
+      const b = webSearchBlocks(search);
+      content.push(b.use, b.result);
+    }
     if (tool) content.push({ type: 'tool_use', id: tool.id, name: tool.name, input: tool.arguments });
     else content.push({ type: 'text', text });
-    sendJson(c.res, 200, message(content, true, anthropicUsage(usage)));
+    sendJson(c.res, 200, message(content, true, { ...anthropicUsage(usage), ...searched }));
     return;
   }
   // As the real API does: message_start carries the input tokens (and an early output count);
@@ -142,6 +186,10 @@ export async function messages(c: Call): Promise<void> {
     );
     index += 1;
   }
+  if (search) {
+    head.push(...webSearchFrames(search, index));
+    index += 2;
+  }
   let content: Frame[];
   if (tool) {
     head.push(ev('content_block_start', { index, content_block: { type: 'tool_use', id: tool.id, name: tool.name, input: {} } }));
@@ -152,7 +200,7 @@ export async function messages(c: Call): Promise<void> {
   }
   const tail = [
     ev('content_block_stop', { index }),
-    ev('message_delta', { delta: { stop_reason: stopReason, stop_sequence: cut.stop }, usage: { output_tokens: usage.completion_tokens, ...(usage.reasoning_tokens ? { output_tokens_details: { thinking_tokens: usage.reasoning_tokens } } : {}) } }),
+    ev('message_delta', { delta: { stop_reason: stopReason, stop_sequence: cut.stop }, usage: { output_tokens: usage.completion_tokens, ...(usage.reasoning_tokens ? { output_tokens_details: { thinking_tokens: usage.reasoning_tokens } } : {}), ...searched } }),
     ev('message_stop', {}),
   ];
   await playStream(c.req, c.res, c.behaviour, { head, content, tail });

@@ -60,6 +60,11 @@ export interface Behaviour {
    * `reasoning_effort`, as reasoning providers send it).
    */
   thinking?: string;
+  /**
+   * A web search run before the answer when the request offers Anthropic's web search tool
+   * (server_tool_use and web_search_tool_result blocks, counted in usage.server_tool_use).
+   */
+  webSearch?: { query: string; results: { url: string; title: string }[] };
 }
 
 export interface Usage {

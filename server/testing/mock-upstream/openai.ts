@@ -4,6 +4,8 @@ import {
   answerText, contentText, estimateTokens, messagesText, mockId, nowSeconds, playStream, sendJson, splitText, stopAt, usageFor,
   type Behaviour, type Frame, type Usage,
 } from './common';
+import { openaiModelRefusal } from './model-fit';
+import { chatToolProblem } from './server-tools';
 
 /** What an endpoint handler gets: the parsed JSON body and the behaviour in force. */
 export interface Call {
@@ -42,6 +44,25 @@ function chatUsage(u: Usage) {
 
 type ChatMsg = { role?: string; content?: unknown; tool_calls?: { id?: string }[]; tool_call_id?: string };
 
+const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
+
+/**
+ * OpenAI checks the types of a request before anything else and names the place in these words
+ * (its API's 400 invalid_type: "Invalid type for 'messages[0]': expected an object, but got null
+ * instead.", param `messages[0]`): here the messages and their tool calls, which the mock reads.
+ */
+function chatShapeProblem(msgs: unknown[]): { param: string; expected: string; got: string } | null {
+  for (const [i, m] of msgs.entries()) {
+    if (!isObject(m)) return { param: `messages[${i}]`, expected: 'an object', got: typeName(m) };
+    const calls = (m as ChatMsg).tool_calls as unknown;
+    if (calls == null) continue;
+    if (!Array.isArray(calls)) return { param: `messages[${i}].tool_calls`, expected: 'an array of objects', got: typeName(calls) };
+    for (const [j, t] of calls.entries()) if (!isObject(t)) return { param: `messages[${i}].tool_calls[${j}]`, expected: 'an object', got: typeName(t) };
+  }
+  return null;
+}
+
 /** OpenAI refuses a tool message that answers no tool call of the assistant turn before it. */
 function toolOrderProblem(messages: ChatMsg[]): string | null {
   let open = new Set<string>();
@@ -62,8 +83,14 @@ function toolOrderProblem(messages: ChatMsg[]): string | null {
  */
 export async function chatCompletions(c: Call): Promise<void> {
   const msgs = c.body.messages as ChatMsg[];
+  const shape = chatShapeProblem(msgs);
+  if (shape) return sendJson(c.res, 400, { error: { message: `Invalid type for '${shape.param}': expected ${shape.expected}, but got ${shape.got} instead.`, type: 'invalid_request_error', param: shape.param, code: 'invalid_type' } });
   const order = toolOrderProblem(msgs);
   if (order) return openaiError(c.res, 400, order);
+  const toolType = chatToolProblem(c.body.tools);
+  if (toolType) return sendJson(c.res, 400, { error: { message: toolType.message, type: 'invalid_request_error', param: toolType.param, code: 'invalid_value' } });
+  const refusal = openaiModelRefusal(c.body, c.model);
+  if (refusal) return sendJson(c.res, 400, { error: { message: refusal.message, type: 'invalid_request_error', param: refusal.param, code: refusal.code } });
   const text = stopAt(answerText(c.behaviour, c.model), c.body.stop).text;
   const usage = usageFor(c.behaviour, messagesText(c.body.messages), text);
   const id = mockId('chatcmpl-');
@@ -156,6 +183,20 @@ function reasoningProblem(input: unknown, credential: string): [message: string,
 }
 
 /**
+ * As OpenAI refuses it: an `item_reference` to an item this credential's stored responses do not
+ * hold (API reference, "Item reference: an internal identifier for an item to reference"; the
+ * answer is the one OpenAI gives an unknown item ID, "Item with id '…' not found.").
+ */
+function referenceProblem(input: unknown, credential: string): [message: string, code: string | undefined] | null {
+  for (const item of (Array.isArray(input) ? input : []) as Item[]) {
+    if (item?.type !== 'item_reference') continue;
+    const held = [...(keptResponses.get(credential)?.values() ?? [])].some((k) => [...k.input, ...(k.response.output as Item[])].some((it) => it.id === item.id));
+    if (!held) return [`Item with id '${String(item.id)}' not found.`, undefined];
+  }
+  return null;
+}
+
+/**
  * `POST /v1/responses`: the Responses API, whole or as its typed event stream: a reasoning item
  * first when the request sets `reasoning.effort` and the behaviour has thinking (its summary
  * with `reasoning.summary`, its encrypted content with `include`), then the text, or the
@@ -169,7 +210,7 @@ export async function responses(c: Call): Promise<void> {
   if (typeof previous === 'string' && !storedResponses.get(credential)?.has(previous)) {
     return sendJson(c.res, 400, { error: { message: `Previous response with id '${previous}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } });
   }
-  const problem = reasoningProblem(c.body.input, credential);
+  const problem = reasoningProblem(c.body.input, credential) ?? referenceProblem(c.body.input, credential);
   if (problem) return openaiError(c.res, 400, problem[0], {}, problem[1]);
   const text = answerText(c.behaviour, c.model);
   const usage = usageFor(c.behaviour, responsesInputText(c.body), text);

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
 import { Busboy } from '@fastify/busboy';
 import { estimateTokens, mockId, playStream, sendJson, splitText, type Frame } from './common';
 import { openaiError, type Call } from './openai';
@@ -12,12 +14,18 @@ export interface ReceivedFile {
   mimeType: string;
   bytes: number;
   sha256: string;
+  /** Where the bytes were written, when the caller asked to keep files (the Files API does). */
+  path?: string;
 }
 
-/** A multipart body parsed as it arrives: fields by name (a repeated one as an array) and `files`. */
-export function readMultipart(req: IncomingMessage): Promise<Record<string, unknown> & { files: ReceivedFile[] }> {
+/**
+ * A multipart body parsed as it arrives: fields by name (a repeated one as an array) and `files`.
+ * With `keepIn`, each file is also streamed to a new file in that directory (never held in memory).
+ */
+export function readMultipart(req: IncomingMessage, keepIn?: string): Promise<Record<string, unknown> & { files: ReceivedFile[] }> {
   return new Promise((resolve, reject) => {
     const out: Record<string, unknown> & { files: ReceivedFile[] } = { files: [] };
+    const written: Promise<void>[] = [];
     const bb = Busboy({ headers: req.headers as { 'content-type': string } });
     bb.on('field', (name, value) => {
       const prev = out[name];
@@ -26,10 +34,16 @@ export function readMultipart(req: IncomingMessage): Promise<Record<string, unkn
     bb.on('file', (field, stream, filename, _enc, mimeType) => {
       const hash = createHash('sha256');
       let bytes = 0;
+      const path = keepIn === undefined ? undefined : join(keepIn, `upload-${randomUUID()}`);
+      if (path !== undefined) {
+        const sink = createWriteStream(path);
+        written.push(new Promise((done, fail) => { sink.on('finish', done); sink.on('error', fail); }));
+        stream.pipe(sink);
+      }
       stream.on('data', (c: Buffer) => { bytes += c.length; hash.update(c); });
-      stream.on('end', () => out.files.push({ field, filename, mimeType, bytes, sha256: hash.digest('hex') }));
+      stream.on('end', () => out.files.push({ field, filename, mimeType, bytes, sha256: hash.digest('hex'), ...(path === undefined ? {} : { path }) }));
     });
-    bb.on('finish', () => resolve(out));
+    bb.on('finish', () => { Promise.all(written).then(() => resolve(out), reject); });
     bb.on('error', reject);
     req.on('error', reject);
     req.pipe(bb);

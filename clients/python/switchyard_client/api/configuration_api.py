@@ -573,8 +573,8 @@ class ConfigurationApi(object):
             raise ApiValueError("Missing the required parameter `keys` when calling `config_remove`")  # noqa: E501
 
         if self.api_client.client_side_validation and ('keys' in local_var_params and  # noqa: E501
-                                                        len(local_var_params['keys']) > 14):  # noqa: E501
-            raise ApiValueError("Invalid value for parameter `keys` when calling `config_remove`, number of items must be less than or equal to `14`")  # noqa: E501
+                                                        len(local_var_params['keys']) > 15):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `keys` when calling `config_remove`, number of items must be less than or equal to `15`")  # noqa: E501
         if self.api_client.client_side_validation and ('keys' in local_var_params and  # noqa: E501
                                                         len(local_var_params['keys']) < 1):  # noqa: E501
             raise ApiValueError("Invalid value for parameter `keys` when calling `config_remove`, number of items must be greater than or equal to `1`")  # noqa: E501

@@ -20,6 +20,9 @@ from switchyard_client.models.account_create import AccountCreate
 from switchyard_client.models.account_result import AccountResult
 from switchyard_client.models.accounts_update_body import AccountsUpdateBody
 from switchyard_client.models.anthropic_provider_config import AnthropicProviderConfig
+from switchyard_client.models.batch_page import BatchPage
+from switchyard_client.models.bedrock_provider_config import BedrockProviderConfig
+from switchyard_client.models.bedrock_provider_config_view import BedrockProviderConfigView
 from switchyard_client.models.bill_info import BillInfo
 from switchyard_client.models.bill_info_usage_summary import BillInfoUsageSummary
 from switchyard_client.models.bill_line_item import BillLineItem
@@ -40,6 +43,8 @@ from switchyard_client.models.descendant_bill_info import DescendantBillInfo
 from switchyard_client.models.encrypted_text import EncryptedText
 from switchyard_client.models.error import Error
 from switchyard_client.models.error_detail import ErrorDetail
+from switchyard_client.models.gateway_batch import GatewayBatch
+from switchyard_client.models.gemini_provider_config import GeminiProviderConfig
 from switchyard_client.models.generated_key import GeneratedKey
 from switchyard_client.models.helpers_health_response import HelpersHealthResponse
 from switchyard_client.models.json_value import JsonValue

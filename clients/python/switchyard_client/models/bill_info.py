@@ -199,7 +199,7 @@ class BillInfo(object):
     def usage_summary(self):
         """Gets the usage_summary of this BillInfo.  # noqa: E501
 
-        Per model over the whole period  # noqa: E501
+        Per model over the whole period; a model's provider batches under `<model> (batch)`  # noqa: E501
 
         :return: The usage_summary of this BillInfo.  # noqa: E501
         :rtype: dict(str, BillInfoUsageSummary)
@@ -210,7 +210,7 @@ class BillInfo(object):
     def usage_summary(self, usage_summary):
         """Sets the usage_summary of this BillInfo.
 
-        Per model over the whole period  # noqa: E501
+        Per model over the whole period; a model's provider batches under `<model> (batch)`  # noqa: E501
 
         :param usage_summary: The usage_summary of this BillInfo.  # noqa: E501
         :type: dict(str, BillInfoUsageSummary)

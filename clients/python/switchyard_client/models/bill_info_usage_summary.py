@@ -35,16 +35,20 @@ class BillInfoUsageSummary(object):
     openapi_types = {
         'model_stats': 'ModelStats',
         'usage_analysis': 'UsageShare',
-        'units': 'dict'
+        'units': 'dict',
+        'batch': 'bool',
+        'model': 'str'
     }
 
     attribute_map = {
         'model_stats': 'model_stats',
         'usage_analysis': 'usage_analysis',
-        'units': 'units'
+        'units': 'units',
+        'batch': 'batch',
+        'model': 'model'
     }
 
-    def __init__(self, model_stats=None, usage_analysis=None, units=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, model_stats=None, usage_analysis=None, units=None, batch=None, model=None, local_vars_configuration=None):  # noqa: E501
         """BillInfoUsageSummary - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -53,12 +57,18 @@ class BillInfoUsageSummary(object):
         self._model_stats = None
         self._usage_analysis = None
         self._units = None
+        self._batch = None
+        self._model = None
         self.discriminator = None
 
         self.model_stats = model_stats
         self.usage_analysis = usage_analysis
         if units is not None:
             self.units = units
+        if batch is not None:
+            self.batch = batch
+        if model is not None:
+            self.model = model
 
     @property
     def model_stats(self):
@@ -126,6 +136,52 @@ class BillInfoUsageSummary(object):
         """
 
         self._units = units
+
+    @property
+    def batch(self):
+        """Gets the batch of this BillInfoUsageSummary.  # noqa: E501
+
+        Present (true) on provider batches' usage (`/v1/batches`, `/v1/messages/batches`, billed at the batch price), kept apart from the same model's calls and named `<model> (batch)`; absent for calls  # noqa: E501
+
+        :return: The batch of this BillInfoUsageSummary.  # noqa: E501
+        :rtype: bool
+        """
+        return self._batch
+
+    @batch.setter
+    def batch(self, batch):
+        """Sets the batch of this BillInfoUsageSummary.
+
+        Present (true) on provider batches' usage (`/v1/batches`, `/v1/messages/batches`, billed at the batch price), kept apart from the same model's calls and named `<model> (batch)`; absent for calls  # noqa: E501
+
+        :param batch: The batch of this BillInfoUsageSummary.  # noqa: E501
+        :type: bool
+        """
+
+        self._batch = batch
+
+    @property
+    def model(self):
+        """Gets the model of this BillInfoUsageSummary.  # noqa: E501
+
+        With `batch`: the model the batches ran  # noqa: E501
+
+        :return: The model of this BillInfoUsageSummary.  # noqa: E501
+        :rtype: str
+        """
+        return self._model
+
+    @model.setter
+    def model(self, model):
+        """Sets the model of this BillInfoUsageSummary.
+
+        With `batch`: the model the batches ran  # noqa: E501
+
+        :param model: The model of this BillInfoUsageSummary.  # noqa: E501
+        :type: str
+        """
+
+        self._model = model
 
     def to_dict(self):
         """Returns the model properties as a dict"""

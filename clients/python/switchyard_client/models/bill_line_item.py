@@ -35,16 +35,20 @@ class BillLineItem(object):
     openapi_types = {
         'name': 'str',
         'cost': 'float',
-        'usage': 'BillLineItemUsage'
+        'usage': 'BillLineItemUsage',
+        'batch': 'bool',
+        'model': 'str'
     }
 
     attribute_map = {
         'name': 'name',
         'cost': 'cost',
-        'usage': 'usage'
+        'usage': 'usage',
+        'batch': 'batch',
+        'model': 'model'
     }
 
-    def __init__(self, name=None, cost=None, usage=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, name=None, cost=None, usage=None, batch=None, model=None, local_vars_configuration=None):  # noqa: E501
         """BillLineItem - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -53,17 +57,23 @@ class BillLineItem(object):
         self._name = None
         self._cost = None
         self._usage = None
+        self._batch = None
+        self._model = None
         self.discriminator = None
 
         self.name = name
         self.cost = cost
         self.usage = usage
+        if batch is not None:
+            self.batch = batch
+        if model is not None:
+            self.model = model
 
     @property
     def name(self):
         """Gets the name of this BillLineItem.  # noqa: E501
 
-        Model  # noqa: E501
+        Model; `<model> (batch)` for its provider batches  # noqa: E501
 
         :return: The name of this BillLineItem.  # noqa: E501
         :rtype: str
@@ -74,7 +84,7 @@ class BillLineItem(object):
     def name(self, name):
         """Sets the name of this BillLineItem.
 
-        Model  # noqa: E501
+        Model; `<model> (batch)` for its provider batches  # noqa: E501
 
         :param name: The name of this BillLineItem.  # noqa: E501
         :type: str
@@ -131,6 +141,52 @@ class BillLineItem(object):
             raise ValueError("Invalid value for `usage`, must not be `None`")  # noqa: E501
 
         self._usage = usage
+
+    @property
+    def batch(self):
+        """Gets the batch of this BillLineItem.  # noqa: E501
+
+        Present (true) on provider batches' usage (`/v1/batches`, `/v1/messages/batches`, billed at the batch price), kept apart from the same model's calls and named `<model> (batch)`; absent for calls  # noqa: E501
+
+        :return: The batch of this BillLineItem.  # noqa: E501
+        :rtype: bool
+        """
+        return self._batch
+
+    @batch.setter
+    def batch(self, batch):
+        """Sets the batch of this BillLineItem.
+
+        Present (true) on provider batches' usage (`/v1/batches`, `/v1/messages/batches`, billed at the batch price), kept apart from the same model's calls and named `<model> (batch)`; absent for calls  # noqa: E501
+
+        :param batch: The batch of this BillLineItem.  # noqa: E501
+        :type: bool
+        """
+
+        self._batch = batch
+
+    @property
+    def model(self):
+        """Gets the model of this BillLineItem.  # noqa: E501
+
+        With `batch`: the model the batches ran  # noqa: E501
+
+        :return: The model of this BillLineItem.  # noqa: E501
+        :rtype: str
+        """
+        return self._model
+
+    @model.setter
+    def model(self, model):
+        """Sets the model of this BillLineItem.
+
+        With `batch`: the model the batches ran  # noqa: E501
+
+        :param model: The model of this BillLineItem.  # noqa: E501
+        :type: str
+        """
+
+        self._model = model
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -42,6 +42,7 @@ class ConfigUpdate(object):
         'pricing': 'str',
         'unpriced_model_policy': 'str',
         'default_output_limit': 'str',
+        'unsupported_tools': 'str',
         'xai_mail': 'str',
         'email_smtp': 'str',
         'email_port': 'str',
@@ -59,6 +60,7 @@ class ConfigUpdate(object):
         'pricing': 'PRICING',
         'unpriced_model_policy': 'UNPRICED_MODEL_POLICY',
         'default_output_limit': 'DEFAULT_OUTPUT_LIMIT',
+        'unsupported_tools': 'UNSUPPORTED_TOOLS',
         'xai_mail': 'XAI_MAIL',
         'email_smtp': 'EMAIL_SMTP',
         'email_port': 'EMAIL_PORT',
@@ -66,7 +68,7 @@ class ConfigUpdate(object):
         'email_pass': 'EMAIL_PASS'
     }
 
-    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, default_output_limit=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, email_pass=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, default_output_limit=None, unsupported_tools=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, email_pass=None, local_vars_configuration=None):  # noqa: E501
         """ConfigUpdate - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -81,6 +83,7 @@ class ConfigUpdate(object):
         self._pricing = None
         self._unpriced_model_policy = None
         self._default_output_limit = None
+        self._unsupported_tools = None
         self._xai_mail = None
         self._email_smtp = None
         self._email_port = None
@@ -106,6 +109,8 @@ class ConfigUpdate(object):
             self.unpriced_model_policy = unpriced_model_policy
         if default_output_limit is not None:
             self.default_output_limit = default_output_limit
+        if unsupported_tools is not None:
+            self.unsupported_tools = unsupported_tools
         if xai_mail is not None:
             self.xai_mail = xai_mail
         if email_smtp is not None:
@@ -332,6 +337,30 @@ class ConfigUpdate(object):
             raise ValueError("Invalid value for `default_output_limit`, length must be less than or equal to `20`")  # noqa: E501
 
         self._default_output_limit = default_output_limit
+
+    @property
+    def unsupported_tools(self):
+        """Gets the unsupported_tools of this ConfigUpdate.  # noqa: E501
+
+
+        :return: The unsupported_tools of this ConfigUpdate.  # noqa: E501
+        :rtype: str
+        """
+        return self._unsupported_tools
+
+    @unsupported_tools.setter
+    def unsupported_tools(self, unsupported_tools):
+        """Sets the unsupported_tools of this ConfigUpdate.
+
+
+        :param unsupported_tools: The unsupported_tools of this ConfigUpdate.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                unsupported_tools is not None and len(unsupported_tools) > 10):
+            raise ValueError("Invalid value for `unsupported_tools`, length must be less than or equal to `10`")  # noqa: E501
+
+        self._unsupported_tools = unsupported_tools
 
     @property
     def xai_mail(self):

@@ -42,6 +42,7 @@ class ConfigValues(object):
         'pricing': 'str',
         'unpriced_model_policy': 'str',
         'default_output_limit': 'str',
+        'unsupported_tools': 'str',
         'xai_mail': 'str',
         'email_smtp': 'str',
         'email_port': 'str',
@@ -58,13 +59,14 @@ class ConfigValues(object):
         'pricing': 'PRICING',
         'unpriced_model_policy': 'UNPRICED_MODEL_POLICY',
         'default_output_limit': 'DEFAULT_OUTPUT_LIMIT',
+        'unsupported_tools': 'UNSUPPORTED_TOOLS',
         'xai_mail': 'XAI_MAIL',
         'email_smtp': 'EMAIL_SMTP',
         'email_port': 'EMAIL_PORT',
         'email_auth': 'EMAIL_AUTH'
     }
 
-    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, default_output_limit=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, model_mapper=None, model_failover=None, level_mapper=None, switch_over=None, resources=None, model_limits=None, pricing=None, unpriced_model_policy=None, default_output_limit=None, unsupported_tools=None, xai_mail=None, email_smtp=None, email_port=None, email_auth=None, local_vars_configuration=None):  # noqa: E501
         """ConfigValues - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -79,6 +81,7 @@ class ConfigValues(object):
         self._pricing = None
         self._unpriced_model_policy = None
         self._default_output_limit = None
+        self._unsupported_tools = None
         self._xai_mail = None
         self._email_smtp = None
         self._email_port = None
@@ -94,6 +97,7 @@ class ConfigValues(object):
         self.pricing = pricing
         self.unpriced_model_policy = unpriced_model_policy
         self.default_output_limit = default_output_limit
+        self.unsupported_tools = unsupported_tools
         self.xai_mail = xai_mail
         self.email_smtp = email_smtp
         self.email_port = email_port
@@ -305,6 +309,29 @@ class ConfigValues(object):
             raise ValueError("Invalid value for `default_output_limit`, must not be `None`")  # noqa: E501
 
         self._default_output_limit = default_output_limit
+
+    @property
+    def unsupported_tools(self):
+        """Gets the unsupported_tools of this ConfigValues.  # noqa: E501
+
+
+        :return: The unsupported_tools of this ConfigValues.  # noqa: E501
+        :rtype: str
+        """
+        return self._unsupported_tools
+
+    @unsupported_tools.setter
+    def unsupported_tools(self, unsupported_tools):
+        """Sets the unsupported_tools of this ConfigValues.
+
+
+        :param unsupported_tools: The unsupported_tools of this ConfigValues.  # noqa: E501
+        :type: str
+        """
+        if self.local_vars_configuration.client_side_validation and unsupported_tools is None:  # noqa: E501
+            raise ValueError("Invalid value for `unsupported_tools`, must not be `None`")  # noqa: E501
+
+        self._unsupported_tools = unsupported_tools
 
     @property
     def xai_mail(self):

@@ -41,7 +41,11 @@ class KeysUpdateBodyConfig(object):
         'project_id': 'str',
         'client_email': 'str',
         'publisher': 'str',
-        'private_key': 'str'
+        'private_key': 'str',
+        'region': 'str',
+        'access_key_id': 'str',
+        'session_token': 'str',
+        'models': 'dict(str, str)'
     }
 
     attribute_map = {
@@ -53,10 +57,14 @@ class KeysUpdateBodyConfig(object):
         'project_id': 'project_id',
         'client_email': 'client_email',
         'publisher': 'publisher',
-        'private_key': 'private_key'
+        'private_key': 'private_key',
+        'region': 'region',
+        'access_key_id': 'access_key_id',
+        'session_token': 'session_token',
+        'models': 'models'
     }
 
-    def __init__(self, provider_type=None, responses=None, deployments=None, api_versions=None, base_url=None, project_id=None, client_email=None, publisher=None, private_key=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, provider_type=None, responses=None, deployments=None, api_versions=None, base_url=None, project_id=None, client_email=None, publisher=None, private_key=None, region=None, access_key_id=None, session_token=None, models=None, local_vars_configuration=None):  # noqa: E501
         """KeysUpdateBodyConfig - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -71,6 +79,10 @@ class KeysUpdateBodyConfig(object):
         self._client_email = None
         self._publisher = None
         self._private_key = None
+        self._region = None
+        self._access_key_id = None
+        self._session_token = None
+        self._models = None
         self.discriminator = None
 
         self.provider_type = provider_type
@@ -90,6 +102,14 @@ class KeysUpdateBodyConfig(object):
             self.publisher = publisher
         if private_key is not None:
             self.private_key = private_key
+        if region is not None:
+            self.region = region
+        if access_key_id is not None:
+            self.access_key_id = access_key_id
+        if session_token is not None:
+            self.session_token = session_token
+        if models is not None:
+            self.models = models
 
     @property
     def provider_type(self):
@@ -111,7 +131,7 @@ class KeysUpdateBodyConfig(object):
         """
         if self.local_vars_configuration.client_side_validation and provider_type is None:  # noqa: E501
             raise ValueError("Invalid value for `provider_type`, must not be `None`")  # noqa: E501
-        allowed_values = ["standard", "anthropic", "azure", "vertex"]  # noqa: E501
+        allowed_values = ["standard", "anthropic", "azure", "vertex", "bedrock", "gemini"]  # noqa: E501
         if self.local_vars_configuration.client_side_validation and provider_type not in allowed_values:  # noqa: E501
             raise ValueError(
                 "Invalid value for `provider_type` ({0}), must be one of {1}"  # noqa: E501
@@ -322,6 +342,113 @@ class KeysUpdateBodyConfig(object):
             raise ValueError(r"Invalid value for `private_key`, must be a follow pattern or equal to `/-----BEGIN (RSA )?PRIVATE KEY-----[\s\S]+-----END (RSA )?PRIVATE KEY-----/`")  # noqa: E501
 
         self._private_key = private_key
+
+    @property
+    def region(self):
+        """Gets the region of this KeysUpdateBodyConfig.  # noqa: E501
+
+        AWS region the requests are signed for (us-east-1)  # noqa: E501
+
+        :return: The region of this KeysUpdateBodyConfig.  # noqa: E501
+        :rtype: str
+        """
+        return self._region
+
+    @region.setter
+    def region(self, region):
+        """Sets the region of this KeysUpdateBodyConfig.
+
+        AWS region the requests are signed for (us-east-1)  # noqa: E501
+
+        :param region: The region of this KeysUpdateBodyConfig.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                region is not None and len(region) > 40):
+            raise ValueError("Invalid value for `region`, length must be less than or equal to `40`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                region is not None and not re.search(r'^[a-z]{2}(-[a-z]+)+-\d+$', region)):  # noqa: E501
+            raise ValueError(r"Invalid value for `region`, must be a follow pattern or equal to `/^[a-z]{2}(-[a-z]+)+-\d+$/`")  # noqa: E501
+
+        self._region = region
+
+    @property
+    def access_key_id(self):
+        """Gets the access_key_id of this KeysUpdateBodyConfig.  # noqa: E501
+
+        With it, requests are signed with SigV4 and the SecretKey is the secret access key; without it, the SecretKey is a Bedrock API key (Bearer)  # noqa: E501
+
+        :return: The access_key_id of this KeysUpdateBodyConfig.  # noqa: E501
+        :rtype: str
+        """
+        return self._access_key_id
+
+    @access_key_id.setter
+    def access_key_id(self, access_key_id):
+        """Sets the access_key_id of this KeysUpdateBodyConfig.
+
+        With it, requests are signed with SigV4 and the SecretKey is the secret access key; without it, the SecretKey is a Bedrock API key (Bearer)  # noqa: E501
+
+        :param access_key_id: The access_key_id of this KeysUpdateBodyConfig.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                access_key_id is not None and not re.search(r'^[A-Z0-9]{16,128}$', access_key_id)):  # noqa: E501
+            raise ValueError(r"Invalid value for `access_key_id`, must be a follow pattern or equal to `/^[A-Z0-9]{16,128}$/`")  # noqa: E501
+
+        self._access_key_id = access_key_id
+
+    @property
+    def session_token(self):
+        """Gets the session_token of this KeysUpdateBodyConfig.  # noqa: E501
+
+        Temporary credentials' session token. Write-only: never returned; left out on update to keep the stored one.  # noqa: E501
+
+        :return: The session_token of this KeysUpdateBodyConfig.  # noqa: E501
+        :rtype: str
+        """
+        return self._session_token
+
+    @session_token.setter
+    def session_token(self, session_token):
+        """Sets the session_token of this KeysUpdateBodyConfig.
+
+        Temporary credentials' session token. Write-only: never returned; left out on update to keep the stored one.  # noqa: E501
+
+        :param session_token: The session_token of this KeysUpdateBodyConfig.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                session_token is not None and len(session_token) > 8192):
+            raise ValueError("Invalid value for `session_token`, length must be less than or equal to `8192`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                session_token is not None and len(session_token) < 1):
+            raise ValueError("Invalid value for `session_token`, length must be greater than or equal to `1`")  # noqa: E501
+
+        self._session_token = session_token
+
+    @property
+    def models(self):
+        """Gets the models of this KeysUpdateBodyConfig.  # noqa: E501
+
+        Model the client names → Bedrock model ID or inference profile (us.anthropic.claude-…); a model without an entry is sent as named  # noqa: E501
+
+        :return: The models of this KeysUpdateBodyConfig.  # noqa: E501
+        :rtype: dict(str, str)
+        """
+        return self._models
+
+    @models.setter
+    def models(self, models):
+        """Sets the models of this KeysUpdateBodyConfig.
+
+        Model the client names → Bedrock model ID or inference profile (us.anthropic.claude-…); a model without an entry is sent as named  # noqa: E501
+
+        :param models: The models of this KeysUpdateBodyConfig.  # noqa: E501
+        :type: dict(str, str)
+        """
+
+        self._models = models
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -39,7 +39,8 @@ class PeriodUsage(object):
         'reasoning': 'float',
         'cached': 'float',
         'credit_used': 'float',
-        'model_usage': 'dict(str, ModelUsage)'
+        'model_usage': 'dict(str, ModelUsage)',
+        'batch': 'ModelUsage'
     }
 
     attribute_map = {
@@ -49,10 +50,11 @@ class PeriodUsage(object):
         'reasoning': 'Reasoning',
         'cached': 'Cached',
         'credit_used': 'CreditUsed',
-        'model_usage': 'ModelUsage'
+        'model_usage': 'ModelUsage',
+        'batch': 'Batch'
     }
 
-    def __init__(self, requests=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, model_usage=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, requests=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, model_usage=None, batch=None, local_vars_configuration=None):  # noqa: E501
         """PeriodUsage - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -65,6 +67,7 @@ class PeriodUsage(object):
         self._cached = None
         self._credit_used = None
         self._model_usage = None
+        self._batch = None
         self.discriminator = None
 
         self.requests = requests
@@ -74,6 +77,8 @@ class PeriodUsage(object):
         self.cached = cached
         self.credit_used = credit_used
         self.model_usage = model_usage
+        if batch is not None:
+            self.batch = batch
 
     @property
     def requests(self):
@@ -229,7 +234,7 @@ class PeriodUsage(object):
     def model_usage(self):
         """Gets the model_usage of this PeriodUsage.  # noqa: E501
 
-        The same figures per model  # noqa: E501
+        The same figures per model; a model's provider batches (`/v1/batches`, `/v1/messages/batches`) apart, under `<model> (batch)`  # noqa: E501
 
         :return: The model_usage of this PeriodUsage.  # noqa: E501
         :rtype: dict(str, ModelUsage)
@@ -240,7 +245,7 @@ class PeriodUsage(object):
     def model_usage(self, model_usage):
         """Sets the model_usage of this PeriodUsage.
 
-        The same figures per model  # noqa: E501
+        The same figures per model; a model's provider batches (`/v1/batches`, `/v1/messages/batches`) apart, under `<model> (batch)`  # noqa: E501
 
         :param model_usage: The model_usage of this PeriodUsage.  # noqa: E501
         :type: dict(str, ModelUsage)
@@ -249,6 +254,29 @@ class PeriodUsage(object):
             raise ValueError("Invalid value for `model_usage`, must not be `None`")  # noqa: E501
 
         self._model_usage = model_usage
+
+    @property
+    def batch(self):
+        """Gets the batch of this PeriodUsage.  # noqa: E501
+
+        The part of these figures that provider batches used (billed at the batch price; each line a request); absent when none  # noqa: E501
+
+        :return: The batch of this PeriodUsage.  # noqa: E501
+        :rtype: ModelUsage
+        """
+        return self._batch
+
+    @batch.setter
+    def batch(self, batch):
+        """Sets the batch of this PeriodUsage.
+
+        The part of these figures that provider batches used (billed at the batch price; each line a request); absent when none  # noqa: E501
+
+        :param batch: The batch of this PeriodUsage.  # noqa: E501
+        :type: ModelUsage
+        """
+
+        self._batch = batch
 
     def to_dict(self):
         """Returns the model properties as a dict"""

@@ -41,7 +41,11 @@ class ProviderConfig(object):
         'project_id': 'str',
         'client_email': 'str',
         'publisher': 'str',
-        'private_key_set': 'bool'
+        'private_key_set': 'bool',
+        'region': 'str',
+        'access_key_id': 'str',
+        'models': 'dict(str, str)',
+        'session_token_set': 'bool'
     }
 
     attribute_map = {
@@ -53,10 +57,14 @@ class ProviderConfig(object):
         'project_id': 'project_id',
         'client_email': 'client_email',
         'publisher': 'publisher',
-        'private_key_set': 'private_key_set'
+        'private_key_set': 'private_key_set',
+        'region': 'region',
+        'access_key_id': 'access_key_id',
+        'models': 'models',
+        'session_token_set': 'session_token_set'
     }
 
-    def __init__(self, provider_type=None, responses=None, deployments=None, api_versions=None, base_url=None, project_id=None, client_email=None, publisher=None, private_key_set=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, provider_type=None, responses=None, deployments=None, api_versions=None, base_url=None, project_id=None, client_email=None, publisher=None, private_key_set=None, region=None, access_key_id=None, models=None, session_token_set=None, local_vars_configuration=None):  # noqa: E501
         """ProviderConfig - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -71,6 +79,10 @@ class ProviderConfig(object):
         self._client_email = None
         self._publisher = None
         self._private_key_set = None
+        self._region = None
+        self._access_key_id = None
+        self._models = None
+        self._session_token_set = None
         self.discriminator = None
 
         self.provider_type = provider_type
@@ -90,6 +102,14 @@ class ProviderConfig(object):
             self.publisher = publisher
         if private_key_set is not None:
             self.private_key_set = private_key_set
+        if region is not None:
+            self.region = region
+        if access_key_id is not None:
+            self.access_key_id = access_key_id
+        if models is not None:
+            self.models = models
+        if session_token_set is not None:
+            self.session_token_set = session_token_set
 
     @property
     def provider_type(self):
@@ -111,7 +131,7 @@ class ProviderConfig(object):
         """
         if self.local_vars_configuration.client_side_validation and provider_type is None:  # noqa: E501
             raise ValueError("Invalid value for `provider_type`, must not be `None`")  # noqa: E501
-        allowed_values = ["standard", "anthropic", "azure", "vertex"]  # noqa: E501
+        allowed_values = ["standard", "anthropic", "azure", "vertex", "bedrock", "gemini"]  # noqa: E501
         if self.local_vars_configuration.client_side_validation and provider_type not in allowed_values:  # noqa: E501
             raise ValueError(
                 "Invalid value for `provider_type` ({0}), must be one of {1}"  # noqa: E501
@@ -316,6 +336,105 @@ class ProviderConfig(object):
         """
 
         self._private_key_set = private_key_set
+
+    @property
+    def region(self):
+        """Gets the region of this ProviderConfig.  # noqa: E501
+
+        AWS region the requests are signed for (us-east-1)  # noqa: E501
+
+        :return: The region of this ProviderConfig.  # noqa: E501
+        :rtype: str
+        """
+        return self._region
+
+    @region.setter
+    def region(self, region):
+        """Sets the region of this ProviderConfig.
+
+        AWS region the requests are signed for (us-east-1)  # noqa: E501
+
+        :param region: The region of this ProviderConfig.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                region is not None and len(region) > 40):
+            raise ValueError("Invalid value for `region`, length must be less than or equal to `40`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                region is not None and not re.search(r'^[a-z]{2}(-[a-z]+)+-\d+$', region)):  # noqa: E501
+            raise ValueError(r"Invalid value for `region`, must be a follow pattern or equal to `/^[a-z]{2}(-[a-z]+)+-\d+$/`")  # noqa: E501
+
+        self._region = region
+
+    @property
+    def access_key_id(self):
+        """Gets the access_key_id of this ProviderConfig.  # noqa: E501
+
+        With it, requests are signed with SigV4 and the SecretKey is the secret access key; without it, the SecretKey is a Bedrock API key (Bearer)  # noqa: E501
+
+        :return: The access_key_id of this ProviderConfig.  # noqa: E501
+        :rtype: str
+        """
+        return self._access_key_id
+
+    @access_key_id.setter
+    def access_key_id(self, access_key_id):
+        """Sets the access_key_id of this ProviderConfig.
+
+        With it, requests are signed with SigV4 and the SecretKey is the secret access key; without it, the SecretKey is a Bedrock API key (Bearer)  # noqa: E501
+
+        :param access_key_id: The access_key_id of this ProviderConfig.  # noqa: E501
+        :type: str
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                access_key_id is not None and not re.search(r'^[A-Z0-9]{16,128}$', access_key_id)):  # noqa: E501
+            raise ValueError(r"Invalid value for `access_key_id`, must be a follow pattern or equal to `/^[A-Z0-9]{16,128}$/`")  # noqa: E501
+
+        self._access_key_id = access_key_id
+
+    @property
+    def models(self):
+        """Gets the models of this ProviderConfig.  # noqa: E501
+
+        Model the client names → Bedrock model ID or inference profile (us.anthropic.claude-…); a model without an entry is sent as named  # noqa: E501
+
+        :return: The models of this ProviderConfig.  # noqa: E501
+        :rtype: dict(str, str)
+        """
+        return self._models
+
+    @models.setter
+    def models(self, models):
+        """Sets the models of this ProviderConfig.
+
+        Model the client names → Bedrock model ID or inference profile (us.anthropic.claude-…); a model without an entry is sent as named  # noqa: E501
+
+        :param models: The models of this ProviderConfig.  # noqa: E501
+        :type: dict(str, str)
+        """
+
+        self._models = models
+
+    @property
+    def session_token_set(self):
+        """Gets the session_token_set of this ProviderConfig.  # noqa: E501
+
+
+        :return: The session_token_set of this ProviderConfig.  # noqa: E501
+        :rtype: bool
+        """
+        return self._session_token_set
+
+    @session_token_set.setter
+    def session_token_set(self, session_token_set):
+        """Sets the session_token_set of this ProviderConfig.
+
+
+        :param session_token_set: The session_token_set of this ProviderConfig.  # noqa: E501
+        :type: bool
+        """
+
+        self._session_token_set = session_token_set
 
     def to_dict(self):
         """Returns the model properties as a dict"""

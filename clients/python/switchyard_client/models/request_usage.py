@@ -47,7 +47,10 @@ class RequestUsage(object):
         'status': 'str',
         'duration_ms': 'int',
         'first_byte_ms': 'int',
-        'units': 'dict'
+        'units': 'dict',
+        'dropped_tools': 'list[str]',
+        'batch_id': 'str',
+        'batch_lines': 'int'
     }
 
     attribute_map = {
@@ -65,10 +68,13 @@ class RequestUsage(object):
         'status': 'status',
         'duration_ms': 'duration_ms',
         'first_byte_ms': 'first_byte_ms',
-        'units': 'units'
+        'units': 'units',
+        'dropped_tools': 'dropped_tools',
+        'batch_id': 'batch_id',
+        'batch_lines': 'batch_lines'
     }
 
-    def __init__(self, account_id=None, request_id=None, created_at=None, model=None, endpoint=None, level=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, status=None, duration_ms=None, first_byte_ms=None, units=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, account_id=None, request_id=None, created_at=None, model=None, endpoint=None, level=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, status=None, duration_ms=None, first_byte_ms=None, units=None, dropped_tools=None, batch_id=None, batch_lines=None, local_vars_configuration=None):  # noqa: E501
         """RequestUsage - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -89,6 +95,9 @@ class RequestUsage(object):
         self._duration_ms = None
         self._first_byte_ms = None
         self._units = None
+        self._dropped_tools = None
+        self._batch_id = None
+        self._batch_lines = None
         self.discriminator = None
 
         self.account_id = account_id
@@ -107,6 +116,12 @@ class RequestUsage(object):
         self.first_byte_ms = first_byte_ms
         if units is not None:
             self.units = units
+        if dropped_tools is not None:
+            self.dropped_tools = dropped_tools
+        if batch_id is not None:
+            self.batch_id = batch_id
+        if batch_lines is not None:
+            self.batch_lines = batch_lines
 
     @property
     def account_id(self):
@@ -494,7 +509,7 @@ class RequestUsage(object):
     def units(self):
         """Gets the units of this RequestUsage.  # noqa: E501
 
-        What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens); absent for calls billed by tokens alone  # noqa: E501
+        What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens), and the web searches a provider ran (web_searches, billed per search beside the tokens); absent for calls billed by tokens alone  # noqa: E501
 
         :return: The units of this RequestUsage.  # noqa: E501
         :rtype: dict
@@ -505,13 +520,88 @@ class RequestUsage(object):
     def units(self, units):
         """Sets the units of this RequestUsage.
 
-        What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens); absent for calls billed by tokens alone  # noqa: E501
+        What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens), and the web searches a provider ran (web_searches, billed per search beside the tokens); absent for calls billed by tokens alone  # noqa: E501
 
         :param units: The units of this RequestUsage.  # noqa: E501
         :type: dict
         """
 
         self._units = units
+
+    @property
+    def dropped_tools(self):
+        """Gets the dropped_tools of this RequestUsage.  # noqa: E501
+
+        The tools a translated call left out because its provider lacks them (UNSUPPORTED_TOOLS=drop), as named in the answer's x-switchyard-dropped header; absent when none was  # noqa: E501
+
+        :return: The dropped_tools of this RequestUsage.  # noqa: E501
+        :rtype: list[str]
+        """
+        return self._dropped_tools
+
+    @dropped_tools.setter
+    def dropped_tools(self, dropped_tools):
+        """Sets the dropped_tools of this RequestUsage.
+
+        The tools a translated call left out because its provider lacks them (UNSUPPORTED_TOOLS=drop), as named in the answer's x-switchyard-dropped header; absent when none was  # noqa: E501
+
+        :param dropped_tools: The dropped_tools of this RequestUsage.  # noqa: E501
+        :type: list[str]
+        """
+
+        self._dropped_tools = dropped_tools
+
+    @property
+    def batch_id(self):
+        """Gets the batch_id of this RequestUsage.  # noqa: E501
+
+        The provider batch this record bills (`/v1/batches`, `/v1/messages/batches`): one record per batch, at the batch price; absent for a call  # noqa: E501
+
+        :return: The batch_id of this RequestUsage.  # noqa: E501
+        :rtype: str
+        """
+        return self._batch_id
+
+    @batch_id.setter
+    def batch_id(self, batch_id):
+        """Sets the batch_id of this RequestUsage.
+
+        The provider batch this record bills (`/v1/batches`, `/v1/messages/batches`): one record per batch, at the batch price; absent for a call  # noqa: E501
+
+        :param batch_id: The batch_id of this RequestUsage.  # noqa: E501
+        :type: str
+        """
+
+        self._batch_id = batch_id
+
+    @property
+    def batch_lines(self):
+        """Gets the batch_lines of this RequestUsage.  # noqa: E501
+
+        How many of the batch's requests the record covers (those that succeeded)  # noqa: E501
+
+        :return: The batch_lines of this RequestUsage.  # noqa: E501
+        :rtype: int
+        """
+        return self._batch_lines
+
+    @batch_lines.setter
+    def batch_lines(self, batch_lines):
+        """Sets the batch_lines of this RequestUsage.
+
+        How many of the batch's requests the record covers (those that succeeded)  # noqa: E501
+
+        :param batch_lines: The batch_lines of this RequestUsage.  # noqa: E501
+        :type: int
+        """
+        if (self.local_vars_configuration.client_side_validation and
+                batch_lines is not None and batch_lines > 9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `batch_lines`, must be a value less than or equal to `9007199254740991`")  # noqa: E501
+        if (self.local_vars_configuration.client_side_validation and
+                batch_lines is not None and batch_lines < -9007199254740991):  # noqa: E501
+            raise ValueError("Invalid value for `batch_lines`, must be a value greater than or equal to `-9007199254740991`")  # noqa: E501
+
+        self._batch_lines = batch_lines
 
     def to_dict(self):
         """Returns the model properties as a dict"""

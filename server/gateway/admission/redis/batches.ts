@@ -52,7 +52,7 @@ export interface BatchHooks {
 
 const batchScript = new Script(BATCH);
 
-/** A settle or release waits at most this long for others (or an admission) to travel with (ms). */
+/** A lease part's settle or release waits at most this long for others (or an admission) to travel with (ms). */
 const SETTLE_DELAY_MS = 5;
 /** A tenant's batch is sent at once when it holds this many operations (one script must stay short). */
 const MAX_BATCH_OPS = 128;
@@ -134,7 +134,13 @@ export class TenantBatches {
   private batches = new Map<number, Batch>();
   private immediate: NodeJS.Immediate | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** A flush queued as a microtask: the closings of this task go before the instance does anything else. */
+  private closing = false;
   private readonly flushAll = () => this.flush();
+  private readonly flushClosings = () => {
+    this.closing = false;
+    this.flush();
+  };
   private readonly refreshArg: string;
   /** When this instance last swept each tenant's reservations (by full `res` key, so per epoch). */
   private sweptAt = new Map<string, number>();
@@ -168,15 +174,15 @@ export class TenantBatches {
     b.args.push('a', this.planIn(b, plan), numArg(r.now), numArg(r.expiresAt), r.amount > 0 ? numArg(r.amount) : '0', touch ? '1' : '0', numArg(r.tokens), numArg(units), numArg(lag));
     if (r.now > b.now) b.now = r.now;
     const answer = new Promise<string[]>((resolve, reject) => b.ops.push({ kind: 'a', r, resolve, reject }));
-    this.scheduled(b, true);
+    this.scheduled(b, 'turn');
     return answer;
   }
 
   /**
-   * Queues one settle or release for Redis (see `scheduled` for when it goes); a settle that
-   * cannot be written is kept for replay.
+   * Queues one settle or release for Redis (see `scheduled` for when it goes: `soon`, or after a
+   * little while); a settle that cannot be written is kept for replay.
    */
-  enqueueSettle(c: Closing, done?: () => void): void {
+  enqueueSettle(c: Closing, done?: () => void, soon = c.mode !== 'l' && c.mode !== 'q'): void {
     const { r, now } = c;
     const plan = this.planOf(r);
     const b = this.batchOf(r.ownerId);
@@ -210,7 +216,7 @@ export class TenantBatches {
       b.args.push(c.mode, this.planIn(b, plan), numArg(now), numArg(cost), numArg(tokens), numArg(held), touch ? '1' : '0', numArg(part), '');
       b.ops.push({ kind: 's', c, done });
     }
-    this.scheduled(b, false);
+    this.scheduled(b, soon ? 'now' : 'later');
   }
 
   /** Sends every waiting batch now. */
@@ -282,19 +288,31 @@ export class TenantBatches {
   }
 
   /**
-   * An admission sends its tenant's batch in this turn of the event loop (setImmediate: the
-   * requests read in the same turn share it). A settle waits a little for others and for an
-   * admission to travel with: it delays nothing a client waits for (its reservation holds the
-   * money meanwhile), and with leases (leases.ts) most batches hold only settles, so each
-   * write to Redis, which wakes it on another core, carries many.
+   * When a batch goes:
+   * - `turn`, an admission: in this turn of the event loop (setImmediate: the requests read in
+   *   the same turn share it).
+   * - `now`, the settle or release of a reservation, or the end of a lease (a trim): before this
+   *   task ends (a microtask), so before this instance reads anything more. The call's answer has
+   *   just ended, and its client may call again at once through another instance: what the call
+   *   held must be gone from Redis by the time that call is admitted, not a few milliseconds
+   *   later (issue #30: near its floor, the account was refused for an ended call's hold).
+   * - `later`, a part of a lease still under way: it waits a little for others and for an
+   *   admission to travel with, so with leases most writes to Redis, which wake it on another
+   *   core, carry many. The lease itself holds more than these parts until it ends, and a lease
+   *   is only taken far from the floor (leases.ts); a part of a lease that ended goes `now`.
    */
-  private scheduled(b: Batch, urgent: boolean): void {
+  private scheduled(b: Batch, when: 'turn' | 'now' | 'later'): void {
     if (b.ops.length >= MAX_BATCH_OPS) {
       this.batches.delete(b.ownerId);
       this.send(b);
       return;
     }
-    if (urgent) {
+    if (when === 'now') {
+      if (!this.closing) {
+        this.closing = true;
+        queueMicrotask(this.flushClosings);
+      }
+    } else if (when === 'turn') {
       this.immediate ??= setImmediate(this.flushAll);
     } else if (!this.immediate && !this.timer) {
       this.timer = setTimeout(this.flushAll, SETTLE_DELAY_MS);

@@ -18,8 +18,11 @@ import { sameClaimSet, type AdmissionRequest, type CounterView, type RateClaim }
  * serves at least BUSY_PER_SECOND requests a second, and only when every counter keeps room for
  * SHARE times as much per live instance; an account near its balance, cap or limit is admitted
  * request by request in Redis (admission/store.ts's exact rules), as is a request larger than what is left
- * in the lease. An invalidation (a top-up, a take-back, a Rates change) ends the account's leases
- * at once; a Redis outage or restart ends all of them (store.ts).
+ * in the lease. When the last request open under a claim set's leases ends and no lease would be
+ * taken now (the account is no longer busy here, or nearer its balance, cap or limit than the
+ * share rule allows), its leases end with it: what they hold is spendable on every instance as
+ * soon as the last call ends (issue #30). An invalidation (a top-up, a take-back, a Rates change)
+ * ends the account's leases at once; a Redis outage or restart ends all of them (store.ts).
  */
 
 /** How long a lease admits (ms); its requests count against request limits as arriving then. */
@@ -61,6 +64,10 @@ interface Slot {
   /** Arrivals a millisecond, as last measured. */
   rate: number;
   hasTokens: boolean;
+  /** Requests open under any of its leases. */
+  open: number;
+  /** The lease being asked for, if any. */
+  asked: Acquisition | null;
 }
 
 export interface LeaseHooks {
@@ -87,6 +94,7 @@ export class LeaseBook {
   private active = new Set<Lease>();
   private pending = new Set<Acquisition>();
   private leaseOf = new WeakMap<AdmissionRequest, Lease>();
+  private slotOfLease = new WeakMap<Lease, Slot>();
   private seq = 0;
 
   constructor(private readonly views: CounterView, private readonly hooks: LeaseHooks) {}
@@ -103,6 +111,7 @@ export class LeaseBook {
       l.freeUnits--;
       if (r.now > l.lastNow) l.lastNow = r.now;
       this.leaseOf.set(r, l);
+      slot.open++;
       // Half used or half gone: the next lease is asked for while this one still admits.
       if (l.freeUnits * 2 < l.units || (r.now - l.req.now) * 2 > LEASE_MS) this.acquire(slot, r);
       return l;
@@ -116,8 +125,18 @@ export class LeaseBook {
     return this.leaseOf.get(r);
   }
 
-  closed(r: AdmissionRequest): void {
+  /**
+   * `r` was settled or released at `now`. The last request open under its claim set's leases
+   * ends them when no lease would be taken now (see the header), and the one being asked for.
+   */
+  closed(r: AdmissionRequest, now: number): void {
+    const l = this.leaseOf.get(r);
+    if (!l) return;
     this.leaseOf.delete(r);
+    const slot = this.slotOfLease.get(l);
+    if (!slot || --slot.open > 0 || this.unitsFor(slot, r) > 0) return;
+    if (slot.asked) slot.asked.cancelled = true;
+    if (slot.lease) this.end(slot.lease, now);
   }
 
   /** Ends the leases on this account's credit (null: every lease): an invalidation. Those still being asked for end as they are granted. */
@@ -162,7 +181,7 @@ export class LeaseBook {
     for (const s of list) if (sameClaimSet(s.req, r)) return s;
     const slot: Slot = {
       req: r, lease: null, acquiring: false, quietUntil: -Infinity, since: r.now, arrivals: 0, rate: 0,
-      hasTokens: r.rates.some((c) => c.kind === 'tokens'),
+      hasTokens: r.rates.some((c) => c.kind === 'tokens'), open: 0, asked: null,
     };
     // Spend claims are rebuilt each day: older slots go.
     if (list.length >= 4) list.shift();
@@ -221,8 +240,10 @@ export class LeaseBook {
     slot.acquiring = true;
     const asked: Acquisition = { accountId: r.credit?.accountId, cancelled: false, answered: Promise.resolve() };
     this.pending.add(asked);
+    slot.asked = asked;
     asked.answered = this.hooks.acquire(req, units, LEASE_MS).then((granted) => {
       slot.acquiring = false;
+      if (slot.asked === asked) slot.asked = null;
       if (!granted) {
         slot.quietUntil = req.now + QUIET_MS;
         return;
@@ -239,11 +260,13 @@ export class LeaseBook {
       lease.timer = setTimeout(() => this.end(lease, lease.endsAt), LEASE_MS);
       lease.timer.unref();
       this.active.add(lease);
+      this.slotOfLease.set(lease, slot);
       const before = slot.lease;
       slot.lease = lease;
       if (before) this.end(before, lease.req.now);
     }, () => {
       slot.acquiring = false;
+      if (slot.asked === asked) slot.asked = null;
       slot.quietUntil = req.now + QUIET_MS;
     }).finally(() => this.pending.delete(asked));
   }

@@ -52,6 +52,8 @@ export class RedisAdmissionStore implements AdmissionStore {
   /** This instance's open reservations (expiry, `open`, shutdown). */
   private reservations = new Map<string, AdmissionRequest>();
   private expiredHere = new WeakSet<AdmissionRequest>();
+  /** Settles and releases sent to Redis and not yet answered (see `applied`). */
+  private closings = new WeakMap<AdmissionRequest, Promise<void>>();
   private loads = new Map<string, Promise<void>>();
   private inFlight = new Set<Promise<unknown>>();
   private readonly views: CounterViews;
@@ -259,7 +261,7 @@ export class RedisAdmissionStore implements AdmissionStore {
     // A request admitted under a lease settles or releases its part of the lease (leases.ts).
     const lease = c.mode === 's' || c.mode === 'r' ? this.leases.of(r) : undefined;
     if (lease) {
-      this.leases.closed(r);
+      this.leases.closed(r, c.now);
       if (this.reservations.get(r.id) === r) this.reservations.delete(r.id);
     } else {
       if (this.whileAway.closedLocally(c)) return;
@@ -271,12 +273,31 @@ export class RedisAdmissionStore implements AdmissionStore {
     }
     const cost = c.actual.cost > 0 && Number.isFinite(c.actual.cost) ? c.actual.cost : 0;
     if (c.mode === 's' && r.credit && cost > 0) this.unwritten.note(r, cost);
-    this.send(lease ? { mode: c.mode === 's' ? 'l' : 'q', r, actual: c.actual, now: c.now, lease: lease.req.id } : c);
+    // A part of a lease still under way is covered by what the lease holds: nothing to wait for.
+    this.send(lease ? { mode: c.mode === 's' ? 'l' : 'q', r, actual: c.actual, now: c.now, lease: lease.req.id } : c, !lease || lease.ended);
   }
 
-  private send(c: Closing): void {
+  /** `awaited`: sent before this task ends, and `applied` answers when Redis has it. */
+  private send(c: Closing, awaited = false): void {
     if (!this.link.up || this.ready) this.whileAway.defer(c);
-    else this.batches.enqueueSettle(c);
+    else if (awaited) {
+      const { r } = c;
+      this.closings.set(r, new Promise<void>((resolve) => this.batches.enqueueSettle(c, () => {
+        this.closings.delete(r);
+        resolve();
+      }, true)));
+    } else this.batches.enqueueSettle(c);
+  }
+
+  /**
+   * A reservation's settle or release goes to Redis before this task ends (batches.ts), and so
+   * does a request's part of a lease that ended (with its last call, leases.ts); this resolves
+   * with the batch's answer (or its failure: then it waits for replay). A part of a lease still
+   * under way has nothing to wait for: the lease holds more than the part until it ends, and a
+   * lease is only kept past its last call far from the floor (leases.ts).
+   */
+  applied(r: AdmissionRequest): Promise<void> | undefined {
+    return this.closings.get(r);
   }
 
   /**

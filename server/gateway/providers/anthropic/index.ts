@@ -1,5 +1,5 @@
 import type { PooledKey } from '../../../state/provider-keys/key-pool';
-import { keyBase, versioned, type CallInfo, type Endpoint, type Prepared, type ProviderKind } from '../types';
+import { keyBase, versioned, type CallInfo, type ProviderEndpoint, type Prepared, type ProviderKind } from '../types';
 
 /**
  * `anthropic`: Anthropic's native Messages API — `{Provider}/v1/messages` and
@@ -9,7 +9,7 @@ import { keyBase, versioned, type CallInfo, type Endpoint, type Prepared, type P
  */
 export const ANTHROPIC_VERSION = '2023-06-01';
 
-const SERVES: ReadonlySet<Endpoint> = new Set<Endpoint>(['messages', 'count_tokens']);
+const SERVES: ReadonlySet<ProviderEndpoint> = new Set<ProviderEndpoint>(['messages', 'count_tokens']);
 
 /** The key's headers with the client's `anthropic-version` and `anthropic-beta`; `base` is shared and never mutated. */
 export function anthropicHeaders(base: Record<string, string>, client: Record<string, string>): Record<string, string> {

@@ -1,5 +1,5 @@
 import type { PooledKey } from '../../../state/provider-keys/key-pool';
-import { keyBase, type CallInfo, type Endpoint, type Prepared, type ProviderKind } from '../types';
+import { keyBase, type CallInfo, type Endpoint, type Prepared, type ProviderEndpoint, type ProviderKind } from '../types';
 
 /**
  * `azure` (cloud-hosted deployments): `{Provider}/openai/deployments/{deployment}/{chat/completions|embeddings|completions|images/…|audio/…}?api-version=`
@@ -8,7 +8,7 @@ import { keyBase, type CallInfo, type Endpoint, type Prepared, type ProviderKind
  * the AZURE_API_VERSION setting. Answers are in the OpenAI format. A model without a
  * deployment, or another endpoint, skips the key: the next key or Level serves it.
  */
-const ENDPOINTS: Partial<Record<Endpoint, string>> = {
+const ENDPOINTS: Partial<Record<ProviderEndpoint, string>> = {
   chat: 'chat/completions',
   embeddings: 'embeddings',
   completions: 'completions',

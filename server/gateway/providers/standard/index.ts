@@ -1,6 +1,6 @@
 import type { PooledKey } from '../../../state/provider-keys/key-pool';
 import { isAnthropicHost } from '../../../domain/providers/families';
-import { keyBase, OPENAI_PATHS, versioned, type AnthropicEndpoint, type CallInfo, type Endpoint, type Prepared, type ProviderKind } from '../types';
+import { keyBase, OPENAI_PATHS, versioned, type AnthropicEndpoint, type CallInfo, type Endpoint, type GeminiEndpoint, type ProviderEndpoint, type Prepared, type ProviderKind } from '../types';
 import { ANTHROPIC_VERSION, anthropicHeaders } from '../anthropic/index';
 
 /**
@@ -18,8 +18,8 @@ const ANTHROPIC_SERVES: ReadonlySet<Endpoint> = new Set<Endpoint>(['chat', 'mess
 interface Prepared0 {
   origin: string;
   anthropic: boolean;
-  serves: ReadonlySet<Endpoint>;
-  paths: Record<Endpoint, string>;
+  serves: ReadonlySet<ProviderEndpoint>;
+  paths: Record<Exclude<Endpoint, GeminiEndpoint>, string>;
   /** Headers without per-call extras, shared by every call of the key: never mutated. */
   openaiHeaders: Record<string, string>;
   anthropicHeaders: Record<string, string>;
@@ -37,7 +37,7 @@ function prepared(key: PooledKey): Prepared0 {
       anthropic,
       serves: anthropic ? ANTHROPIC_SERVES : key.config.responses === false ? CHAT_ONLY_SERVES : OPENAI_SERVES,
       paths: {
-        ...(Object.fromEntries(Object.entries(OPENAI_PATHS).map(([e, rest]) => [e, versioned(b.basePath, rest)])) as Record<Exclude<Endpoint, AnthropicEndpoint>, string>),
+        ...(Object.fromEntries(Object.entries(OPENAI_PATHS).map(([e, rest]) => [e, versioned(b.basePath, rest)])) as Record<Exclude<Endpoint, AnthropicEndpoint | GeminiEndpoint>, string>),
         messages: versioned(b.basePath, '/messages'),
         count_tokens: versioned(b.basePath, '/messages/count_tokens'),
       },
@@ -62,6 +62,7 @@ export const standardKind: ProviderKind = {
     }
     const beta = call.headers['openai-beta'];
     const headers = beta ? { ...p.openaiHeaders, 'openai-beta': beta } : p.openaiHeaders;
-    return { origin: p.origin, path: p.paths[call.endpoint], headers, format: 'openai' };
+    // `serves` has no Gemini endpoint: those calls arrive here translated.
+    return { origin: p.origin, path: p.paths[call.endpoint as Exclude<Endpoint, GeminiEndpoint>], headers, format: 'openai' };
   },
 };

@@ -1,5 +1,5 @@
 import type { PooledKey } from '../../../state/provider-keys/key-pool';
-import { keyBase, UpstreamSetupError, type CallInfo, type Endpoint, type Prepared, type ProviderKind } from '../types';
+import { keyBase, UpstreamSetupError, type CallInfo, type Endpoint, type Prepared, type ProviderEndpoint, type ProviderKind } from '../types';
 import type { VertexTokens } from './token';
 import { claudeTarget, CLAUDE_SERVES } from './claude';
 
@@ -58,7 +58,7 @@ function targetOf(key: PooledKey): VertexTarget | null {
   return t;
 }
 
-const GOOGLE_SERVES: ReadonlySet<Endpoint> = new Set<Endpoint>(['chat']);
+const GOOGLE_SERVES: ReadonlySet<ProviderEndpoint> = new Set<ProviderEndpoint>(['chat']);
 const OPENAI_COMPATIBLE = '/endpoints/openapi/chat/completions';
 const servedBy = (key: PooledKey) => (key.config.publisher === 'anthropic' ? CLAUDE_SERVES : GOOGLE_SERVES);
 
