@@ -1,6 +1,6 @@
 /**
  * Dashboard and billing reads against a loaded database: 1,000 accounts and 10,000,000 usage
- * records (with their daily and subtree rollups, in day partitions), measured with autocannon
+ * records (with their daily, subtree and latency rollups, in day partitions), measured with autocannon
  * against GET /healthz in the same run, so the figures read as ratios on whatever machine runs them.
  *
  *   npm run bench:dashboard                    # in-memory PGlite
@@ -93,6 +93,28 @@ async function seed(database: Database): Promise<{ userKey: string; userId: numb
     from usage_daily d, unnest(string_to_array(trim(both '.' from d.dna), '.')) as x(a)
     where x.a <> '' and x.a::int <> d.account_id
     group by 1, 2, 3`);
+  // The latency rollup as the recorder keeps it: each usage_daily row's calls in one duration and
+  // one first-byte bucket of their account's (the key kind by model), then summed bucket by bucket
+  // into every ancestor's `below` rows.
+  await run(sql`
+    insert into usage_latency_daily (account_id, whose, day, model, key_kind, requests, duration_buckets, first_byte_buckets)
+    select d.account_id, 'own', d.day, d.model,
+      case when d.model like 'claude%' then 'anthropic' when d.model like 'gemini%' then 'gemini' else 'standard' end, d.requests,
+      array(select case when i = 14 + d.account_id % 16 then d.requests else 0 end from generate_series(0, 39) i),
+      array(select case when i = 8 + d.account_id % 12 then d.requests else 0 end from generate_series(0, 39) i)
+    from usage_daily d`);
+  await run(sql`
+    insert into usage_latency_daily (account_id, whose, day, model, key_kind, requests, duration_buckets, first_byte_buckets)
+    select ancestor, 'below', day, model, key_kind, sum(d), array_agg(d order by i), array_agg(f order by i)
+    from (
+      select x.a::int as ancestor, l.day, l.model, l.key_kind, b.i, sum(b.d) as d, sum(b.f) as f
+      from usage_latency_daily l join accounts a on a.id = l.account_id,
+        unnest(string_to_array(trim(both '.' from a.dna), '.')) as x(a),
+        unnest(l.duration_buckets, l.first_byte_buckets) with ordinality as b(d, f, i)
+      where l.whose = 'own' and x.a <> '' and x.a::int <> l.account_id
+      group by 1, 2, 3, 4, 5
+    ) per_bucket
+    group by ancestor, day, model, key_kind`);
   await run(sql`analyze`);
   return { userKey, userId, accountKeys };
 }
@@ -146,6 +168,9 @@ async function main() {
       ['/x-bill?days=30&user=.1.2.', rootKey],
       ['/dashboard/bill?days=30', userKey],
       [`/x-info?user=${userId}`, rootKey],
+      // Latency reads its rollup as bills read theirs: Root's whole tree, and one account's own.
+      ['/dashboard/latency?days=30&scope=subtree', rootKey],
+      ['/dashboard/latency?days=30', userKey],
     ];
     for (const [path, key] of targets.slice(1)) {
       const r = await fetch(gateway.url + path, { headers: { authorization: `Bearer ${key}` } });

@@ -195,8 +195,10 @@ describe('the call on the Requests tab and in the usage charts', needs('chromium
     const requestsToday = page.locator(`[data-testid=chart-requests] .sr-only table tr[data-x="${today}"] td`).nth(1);
     await expect.poll(() => requestsToday.textContent()).toBe('1');
     expect(await page.locator('[data-testid=chart-requests] canvas').count()).toBeGreaterThan(0);
-    const top = page.locator('section.card:has(h2:text-is("Top subaccounts")) tbody');
-    await expect.poll(() => top.textContent()).toContain(`The Shop#${accountId}`);
+    // Spend by subaccount: the account by its name, its #ID on hover.
+    const spent = page.locator(`[data-testid=usage-subaccounts] tbody tr[data-account-id="${accountId}"] td`).first().locator('span');
+    await expect.poll(() => spent.textContent()).toBe('The Shop');
+    expect(await spent.getAttribute('title')).toBe(`#${accountId}`);
     // Failure rate of the account's recent requests: none failed.
     await page.locator('[data-testid=recent-health] select').selectOption(String(accountId));
     await expect.poll(() => page.locator('[data-testid=failure-rate] .stat-value').textContent()).toBe('0%');

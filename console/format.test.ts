@@ -37,6 +37,17 @@ describe('money', () => {
     expect(formatMoney(0.00015, { axis: true })).toBe('$0.00015');
     expect(formatMoney(2.5, { axis: true })).toBe('$2.50');
   });
+
+  it('keeps a unit price\'s decimals (up to six), so $1.875 per 1M tokens does not read $1.88', async () => {
+    await setLanguage('en');
+    expect(formatMoney(1.875, { price: true })).toBe('$1.875');
+    expect(formatMoney(0.075, { price: true })).toBe('$0.075');
+    expect(formatMoney(15, { price: true })).toBe('$15.00');
+    expect(formatMoney(0.16500000000000004, { price: true })).toBe('$0.165');
+    expect(formatMoney(0, { price: true })).toBe('$0.00');
+    await setLanguage('zh-CN');
+    expect(formatMoney(1.875, { price: true })).toBe('US$1.875');
+  });
 });
 
 describe('other numbers', () => {

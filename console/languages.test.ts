@@ -41,7 +41,7 @@ describe('a browser whose language is Chinese', needs('chromium'), () => {
     page.setDefaultTimeout(10_000);
     await page.goto(`${h.gw.url}/console/`);
     expect(await page.evaluate(() => navigator.languages[0])).toMatch(/^zh/);
-    await heading(page, '所有者控制台');
+    await heading(page, 'Switchyard 控制台');
     expect(await lang(page)).toBe('zh-CN');
     expect(await page.title()).toBe('Switchyard 控制台');
     expect(await page.getByLabel('API 密钥').count()).toBe(1);
@@ -106,11 +106,13 @@ describe('a browser whose language is English', needs('chromium'), () => {
     const page = await ctx.newPage();
     page.setDefaultTimeout(10_000);
     await page.goto(`${h.gw.url}/console/`);
-    await heading(page, 'Owner console');
+    await heading(page, 'Switchyard console');
+    // Any valid key signs in: the page says which console each kind of key opens.
+    expect(await page.locator('.signin-card > p.muted').textContent()).toContain('an Owner\'s key opens the Owner console, any other account\'s key its own console');
     expect(await lang(page)).toBe('en');
     // Switchable before signing in too.
     await page.getByLabel('Language').selectOption('zh-CN');
-    await heading(page, '所有者控制台');
+    await heading(page, 'Switchyard 控制台');
     expect(await lang(page)).toBe('zh-CN');
     await signIn(page, '登录');
     await heading(page, 'AI API 示例');

@@ -1,6 +1,9 @@
 import type { Caller } from '../auth/caller';
 import { accountTargetErrors, authedProcedure, route, router } from '../trpc';
 import { LogPage, LogQuery, ModelList, NoQuery, RequestPage, RequestQuery, UserInfo, UserInfoQuery, UserLive } from './schemas';
+import { LatencyQuery, LatencyReport } from './latency-schemas';
+import { LATENCY_BUCKETS_TEXT } from './latency-buckets';
+import { MAX_BILL_DAYS } from '../billing/schemas';
 
 const tags = ['dashboard'];
 const actor = (ctx: { caller: Caller; ip: string }) => ({ caller: ctx.caller, ip: ctx.ip });
@@ -40,6 +43,20 @@ export const dashboardRouter = router({
     .input(RequestQuery.optional())
     .output(RequestPage)
     .query(({ ctx, input }) => ctx.services.dashboard.requests(actor(ctx), input ?? {})),
+  latency: authedProcedure
+    .meta(route({
+      method: 'GET', path: '/dashboard/latency', tags, access: 'account', summary: 'Percentiles of duration and time to first byte per model, per provider key kind and per day',
+      description: `Read from daily latency rollups, never from raw records. Period as /dashboard/bill: \`date\`, \`start\`[..\`end\`] or \`days\`; none means today (UTC days, at most ${MAX_BILL_DAYS}). \`scope=subtree\` covers the caller and every account below it and needs manage permission. ${LATENCY_BUCKETS_TEXT}`,
+      errors: { 400: 'Invalid date, range, scope or parameter', 403: 'scope=subtree: caller lacks manage permission' },
+    }))
+    .input(LatencyQuery.optional())
+    .output(LatencyReport)
+    .query(async ({ ctx, input }) => {
+      const query = input ?? {};
+      // A subtree's latencies are a manager's view, as its bill (/x-bill) is: the same check.
+      if (query.scope === 'subtree') await ctx.services.auth.authorize(ctx, 'manage');
+      return ctx.services.dashboard.latency(actor(ctx), query);
+    }),
   models: models('/dashboard/models', 'Models the current account may use'),
   modelsV1: models('/v1/models', 'Models the current account may use (alias of /dashboard/models)'),
   modelsRoot: models('/models', 'Models the current account may use (alias of /dashboard/models)'),

@@ -163,9 +163,41 @@ export const RequestPage = z.object({
   next: z.string().nullable().meta({ description: 'Pass as `before` for the next (older) page; null on the last page' }),
 }).meta({ id: 'RequestPage' });
 
+const perMillion = (what: string) => z.number().optional()
+  .meta({ description: `USD per 1M ${what} tokens; absent where the model does not price them apart (billed as input or output)` });
+
+/** What the caller pays per token class, its Rates and Factor applied: costOf of one million tokens of the class. */
+export const TokenPrices = z.object({
+  input: z.number().nullable().meta({ description: 'USD per 1M input tokens; null when the model is priced per call only' }),
+  output: z.number().nullable().meta({ description: 'USD per 1M output tokens; null when the model is priced per call only' }),
+  cached_input: z.number().nullable().meta({ description: 'USD per 1M input tokens read from the provider\'s cache (the input price where the model has no cache price); null when priced per call only' }),
+  cache_write: perMillion('cache-write (five-minute)'),
+  cache_write_1h: perMillion('one-hour cache-write'),
+  reasoning: perMillion('reasoning'),
+  input_audio: perMillion('audio input'),
+  cached_audio: perMillion('cached audio input'),
+  output_audio: perMillion('audio output'),
+  input_image: perMillion('image input'),
+  output_image: perMillion('image output'),
+  web_search: z.number().optional().meta({ description: 'USD per 1,000 web searches the provider runs for an answer' }),
+}).meta({ id: 'TokenPrices' });
+
+export const ModelPricing = TokenPrices.extend({
+  billed_as: z.string().meta({ description: 'The model calls by this name are billed as: the name after the account\'s and the Owner\'s model mappers' }),
+  long_context: z.array(TokenPrices.extend({ above: z.int().meta({ description: 'Input tokens a call must exceed to pay these prices' }) }))
+    .optional().meta({ description: 'Long-context prices, ascending; absent when the model has none' }),
+  call: z.number().optional().meta({ description: 'USD per call (CallPricing: moderations and the like); absent when not priced per call' }),
+  fallback: z.boolean().optional().meta({ description: 'True when neither the catalogue nor PRICING prices the model and these are UNPRICED_MODEL_POLICY\'s fallback prices' }),
+}).meta({ id: 'ModelPricing', description: 'What the current account pays for the model, after the Owner\'s PRICING, the model\'s and the account\'s Rates and the account\'s Factor, exactly as a call is billed. Batches are billed at half these prices.' });
+
 export const ModelList = z.object({
   object: z.literal('list'),
-  data: z.array(z.object({ id: z.string(), object: z.literal('model'), owned_by: z.string() }).meta({ id: 'Model' })),
+  data: z.array(z.object({
+    id: z.string(),
+    object: z.literal('model'),
+    owned_by: z.string(),
+    pricing: ModelPricing.nullable().meta({ description: 'Switchyard\'s addition to the OpenAI shape: what this account pays; null when the model is not priced (a call of it is refused)' }),
+  }).meta({ id: 'Model' })),
 }).meta({ id: 'ModelList' });
 
 export type UserInfo = z.infer<typeof UserInfo>;
@@ -178,3 +210,5 @@ export type LogPage = z.infer<typeof LogPage>;
 export type RequestQuery = z.infer<typeof RequestQuery>;
 export type RequestPage = z.infer<typeof RequestPage>;
 export type ModelList = z.infer<typeof ModelList>;
+export type TokenPrices = z.infer<typeof TokenPrices>;
+export type ModelPricing = z.infer<typeof ModelPricing>;

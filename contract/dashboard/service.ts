@@ -1,5 +1,6 @@
 import type { Actor } from '../auth/caller';
 import type { LogPage, LogQuery, ModelList, RequestPage, RequestQuery, UserInfo, UserLive } from './schemas';
+import type { LatencyQuery, LatencyReport } from './latency-schemas';
 
 /** What the current account sees about itself, and what an Owner sees about one of its accounts. */
 export interface DashboardService {
@@ -9,6 +10,12 @@ export interface DashboardService {
   logs(actor: Actor, query: LogQuery): Promise<LogPage>;
   /** A page of one account's recent requests (the caller's, or one in its tree), newest first. */
   requests(actor: Actor, query: RequestQuery): Promise<RequestPage>;
+  /**
+   * Percentiles of duration and first byte per model, per key kind and per day, from the
+   * latency rollup (never raw records). `subtree` is the caller's and its descendants' calls;
+   * whether the caller may ask for it is checked before (manage permission).
+   */
+  latency(actor: Actor, query: LatencyQuery): Promise<LatencyReport>;
   /** The models the caller may use. */
   models(actor: Actor): Promise<ModelList>;
   /** `/x-info`: an account of the Owner's tree, by ID, name, email or DNA path. */

@@ -25,7 +25,7 @@ const ADMIN_ENDPOINTS = [
   'get /x-users', 'post /x-users', 'get /x-users/{identifier}', 'put /x-users/{identifier}', 'post /x-users/{identifier}', 'delete /x-users/{identifier}',
   'get /x-dna', 'get /x-dna/{identifier}', 'post /x-self', 'get /x-info',
   'get /x-bill', 'get /dashboard/bill',
-  'get /dashboard/status', 'get /dashboard/info', 'get /dashboard/live', 'get /dashboard/logs', 'get /dashboard/requests', 'get /dashboard/models', 'get /dashboard/news',
+  'get /dashboard/status', 'get /dashboard/info', 'get /dashboard/live', 'get /dashboard/logs', 'get /dashboard/requests', 'get /dashboard/latency', 'get /dashboard/models', 'get /dashboard/news',
   'get /dashboard/batches', 'get /dashboard/batches/{id}',
   'get /models', 'get /v1/models',
   'post /x-news', 'delete /x-news', 'post /x-news/{target}', 'delete /x-news/{target}',

@@ -14,7 +14,7 @@ async function main() {
     '',
     `  Switchyard is listening on ${gateway.url}`,
     `    AI proxy (OpenAI/Anthropic formats): ${gateway.url}/v1`,
-    `    Owner console:                       ${gateway.url}/console/`,
+    `    Console (any account's key):         ${gateway.url}/console/`,
     `    OpenAPI document:                    ${gateway.url}/openapi.json`,
     `    Database:                            ${settings.databaseUrl ? (settings.databaseUrl === 'memory://' ? 'throwaway PGlite (memory://, removed at exit)' : 'PostgreSQL') : `embedded PGlite in ${settings.dataDir}`}`,
   ];

@@ -11,6 +11,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markedBlocks, ROOT, type MarkedBlock } from './blocks';
 import { freePort, portFree, ReaderShell, Terminal, type BlockRun } from './reader';
+import { needs } from '../../server/testing/requirements';
+import { DESKTOP, ensureConsoleBuilt, launchChromium, signIn } from '../../console/test-support';
 
 const README_GATEWAY = '127.0.0.1:8080';
 const README_UPSTREAM = '127.0.0.1:9999';
@@ -25,6 +27,8 @@ let upstream: Terminal | undefined;
 let shell: ReaderShell | undefined;
 let rootKey: string;
 let rewrite: (code: string) => string;
+/** The console address and key step 9 printed, for signing in as carol. */
+let carol: { console: string; key: string } | undefined;
 const blocks = markedBlocks();
 
 beforeAll(async () => {
@@ -48,6 +52,8 @@ beforeAll(async () => {
   if (!demo) throw new Error(`package.json: demo:upstream should be "tsx <script>", is ${scripts['demo:upstream']}`);
   upstream = Terminal.start('demo upstream', ['--import', 'tsx', demo[1]], { ...base, DEMO_UPSTREAM_PORT: String(upstreamPort) }, ROOT);
   // `npm start` runs the bundle of server/app/main.ts; the sources are the same program without the build.
+  // It builds the console first, which the gateway reads once at start (step 9 signs in to it).
+  ensureConsoleBuilt();
   gateway = Terminal.start('gateway', ['--import', 'tsx', 'server/app/main.ts'], { ...base, PORT: String(gatewayPort), DATA_DIR: path.join(work, 'data') }, ROOT);
   await upstream.waitFor(/Demo upstream listening on http:\/\/127\.0\.0\.1:\d+/, 60_000);
   await gateway.waitFor(/Switchyard is listening on http:\/\/127\.0\.0\.1:\d+/, 90_000);
@@ -75,7 +81,7 @@ const checks: [what: string, pattern: RegExp, check: (run: BlockRun) => void][] 
     expect(json(r)).toMatchObject({ Action: 'add', Key: { Level: 1, Status: true, SecretHint: expect.any(String) } });
     expect(r.stdout).not.toMatch(/sk-demo-0123456789abcdef/);
   }],
-  ['creates alice', /-X POST http:\/\/127\.0\.0\.1:8080\/x-users/, (r) => {
+  ['creates alice', /-X POST http:\/\/127\.0\.0\.1:8080\/x-users[^]*"Name":"alice"/, (r) => {
     // The README says: DNA `.1.2.`, a Balance of 10 and the key in User.SecretKey.
     expect(json(r)).toMatchObject({ Action: 'add', User: { Name: 'alice', DNA: '.1.2.', Balance: 10, SecretKey: expect.stringMatching(/^sk-Xvs/) } });
   }],
@@ -113,6 +119,15 @@ const checks: [what: string, pattern: RegExp, check: (run: BlockRun) => void][] 
     expect(bill.usage_users).toHaveLength(1);
     expect(bill.usage_users[0]).toMatchObject({ name: 'alice', total_requests: 3 });
     expect(bill.usage_users[0].total_credit_used).toBeGreaterThan(0);
+  }],
+  ['creates carol and prints where to sign in', /-X POST http:\/\/127\.0\.0\.1:8080\/x-users[^]*"Name":"carol"/, (r) => {
+    const printed = /^Open (http:\/\/127\.0\.0\.1:\d+\/console\/) and sign in with (sk-Xvs\S+)$/m.exec(r.stdout);
+    expect(printed, r.stdout).not.toBeNull();
+    carol = { console: printed![1], key: printed![2] };
+  }],
+  ['reads carol\'s live figures with her key', /\/dashboard\/live/, (r) => {
+    // The README says: balance 5, rates 1.5, usage still empty.
+    expect(json(r)).toMatchObject({ object: 'user_info', name: 'carol', role: 'user', balance: 5, rates: 1.5, daily_usage: { Requests: 0 }, monthly_usage: { Requests: 0 } });
   }],
 ];
 
@@ -159,4 +174,21 @@ describe('README quick start', () => {
     }
     for (const [what, pattern] of checks) expect(ran.has(blockNamed(what, pattern)), what).toBe(true);
   }, 420_000);
+
+  it('opens carol\'s own console with the key step 9 printed', needs('chromium', { timeout: 60_000 }), async () => {
+    expect(carol, 'step 9 ran and printed the console address and key').toBeDefined();
+    const browser = await launchChromium();
+    try {
+      const page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
+      page.setDefaultTimeout(15_000);
+      await page.goto(carol!.console);
+      await page.getByRole('heading', { name: 'Switchyard console', exact: true }).waitFor();
+      await signIn(page, carol!.key);
+      await page.getByRole('heading', { name: 'Balance', exact: true }).waitFor();
+      expect(await page.locator('header.topbar .whoami').textContent()).toBe('carol Account');
+      expect(await page.locator('header.topbar .brand-sub').textContent()).toBe('Account console');
+    } finally {
+      await browser.close();
+    }
+  });
 });

@@ -21,6 +21,9 @@ import {
     GatewayBatch,
     GatewayBatchFromJSON,
     GatewayBatchToJSON,
+    LatencyReport,
+    LatencyReportFromJSON,
+    LatencyReportToJSON,
     LogPage,
     LogPageFromJSON,
     LogPageToJSON,
@@ -50,6 +53,19 @@ export interface BatchesListRequest {
     status?: BatchesListStatusEnum;
     limit?: number;
     offset?: number;
+}
+
+export interface DashboardLatencyRequest {
+    date?: string;
+    d?: string;
+    start?: string;
+    s?: string;
+    startDate?: string;
+    end?: string;
+    e?: string;
+    endDate?: string;
+    days?: number;
+    scope?: DashboardLatencyScopeEnum;
 }
 
 export interface DashboardLogsRequest {
@@ -238,6 +254,82 @@ export class DashboardApi extends runtime.BaseAPI {
      */
     async dashboardInfo(): Promise<UserInfo> {
         const response = await this.dashboardInfoRaw();
+        return await response.value();
+    }
+
+    /**
+     * Read from daily latency rollups, never from raw records. Period as /dashboard/bill: `date`, `start`[..`end`] or `days`; none means today (UTC days, at most 366). `scope=subtree` covers the caller and every account below it and needs manage permission. Percentiles are estimates from a histogram of 40 buckets (whole milliseconds, bounds √2 apart: 1, 2, 3, 4, 6, 8, 11, 16 … 741,455 ms), interpolated inside the bucket that holds the percentile: exact below 4 ms, otherwise within that bucket, which is about 41% wide; from 741,455 ms (about 12 minutes) up, the value given is that bound.  Access: Any valid account API key.
+     * Percentiles of duration and time to first byte per model, per provider key kind and per day
+     */
+    async dashboardLatencyRaw(requestParameters: DashboardLatencyRequest): Promise<runtime.ApiResponse<LatencyReport>> {
+        const queryParameters: runtime.HTTPQuery = {};
+
+        if (requestParameters.date !== undefined) {
+            queryParameters['date'] = requestParameters.date;
+        }
+
+        if (requestParameters.d !== undefined) {
+            queryParameters['d'] = requestParameters.d;
+        }
+
+        if (requestParameters.start !== undefined) {
+            queryParameters['start'] = requestParameters.start;
+        }
+
+        if (requestParameters.s !== undefined) {
+            queryParameters['s'] = requestParameters.s;
+        }
+
+        if (requestParameters.startDate !== undefined) {
+            queryParameters['start_date'] = requestParameters.startDate;
+        }
+
+        if (requestParameters.end !== undefined) {
+            queryParameters['end'] = requestParameters.end;
+        }
+
+        if (requestParameters.e !== undefined) {
+            queryParameters['e'] = requestParameters.e;
+        }
+
+        if (requestParameters.endDate !== undefined) {
+            queryParameters['end_date'] = requestParameters.endDate;
+        }
+
+        if (requestParameters.days !== undefined) {
+            queryParameters['days'] = requestParameters.days;
+        }
+
+        if (requestParameters.scope !== undefined) {
+            queryParameters['scope'] = requestParameters.scope;
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = typeof token === 'function' ? token("bearerAuth", []) : token;
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+        const response = await this.request({
+            path: `/dashboard/latency`,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        });
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => LatencyReportFromJSON(jsonValue));
+    }
+
+    /**
+     * Read from daily latency rollups, never from raw records. Period as /dashboard/bill: `date`, `start`[..`end`] or `days`; none means today (UTC days, at most 366). `scope=subtree` covers the caller and every account below it and needs manage permission. Percentiles are estimates from a histogram of 40 buckets (whole milliseconds, bounds √2 apart: 1, 2, 3, 4, 6, 8, 11, 16 … 741,455 ms), interpolated inside the bucket that holds the percentile: exact below 4 ms, otherwise within that bucket, which is about 41% wide; from 741,455 ms (about 12 minutes) up, the value given is that bound.  Access: Any valid account API key.
+     * Percentiles of duration and time to first byte per model, per provider key kind and per day
+     */
+    async dashboardLatency(requestParameters: DashboardLatencyRequest): Promise<LatencyReport> {
+        const response = await this.dashboardLatencyRaw(requestParameters);
         return await response.value();
     }
 
@@ -522,6 +614,14 @@ export class DashboardApi extends runtime.BaseAPI {
 export enum BatchesListStatusEnum {
     Open = 'open',
     Settled = 'settled'
+}
+/**
+    * @export
+    * @enum {string}
+    */
+export enum DashboardLatencyScopeEnum {
+    Own = 'own',
+    Subtree = 'subtree'
 }
 /**
     * @export

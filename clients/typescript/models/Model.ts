@@ -13,6 +13,13 @@
  */
 
 import { exists, mapValues } from '../runtime';
+import {
+    ModelPricing,
+    ModelPricingFromJSON,
+    ModelPricingFromJSONTyped,
+    ModelPricingToJSON,
+} from './';
+
 /**
  * 
  * @export
@@ -37,6 +44,12 @@ export interface Model {
      * @memberof Model
      */
     owned_by: string;
+    /**
+     * Switchyard's addition to the OpenAI shape: what this account pays; null when the model is not priced (a call of it is refused)
+     * @type {ModelPricing}
+     * @memberof Model
+     */
+    pricing: ModelPricing | null;
 }
 
 export function ModelFromJSON(json: any): Model {
@@ -52,6 +65,7 @@ export function ModelFromJSONTyped(json: any, ignoreDiscriminator: boolean): Mod
         'id': json['id'],
         'object': json['object'],
         'owned_by': json['owned_by'],
+        'pricing': ModelPricingFromJSON(json['pricing']),
     };
 }
 
@@ -67,6 +81,7 @@ export function ModelToJSON(value?: Model | null): any {
         'id': value.id,
         'object': value.object,
         'owned_by': value.owned_by,
+        'pricing': ModelPricingToJSON(value.pricing),
     };
 }
 

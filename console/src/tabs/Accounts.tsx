@@ -1,7 +1,10 @@
 import { createMemo, createResource, createSignal, For, Index, Show } from 'solid-js';
 import { createStore, reconcile, unwrap } from 'solid-js/store';
-import type { Account } from '../../../contract/accounts/schemas';
+import type { Account, CreditTransfer } from '../../../contract/accounts/schemas';
+import { canonicalEntry, listTokens } from '../../../contract/accounts/access-lists';
+import { refundedCredit } from '../../../contract/accounts/credit';
 import { api, describeError } from '../api';
+import { useSignedIn } from '../ui/signed-in';
 import { Async, latest } from '../ui/Async';
 import { KeyShownOnce } from '../ui/KeyShownOnce';
 import { Field } from '../ui/Field';
@@ -16,23 +19,70 @@ import {
 
 const ACL_PLACEHOLDERS: Record<AclField, string> = { Resources: '/v1/chat/completions', AllowIPs: '10.0.0.0/8', AllowModels: 'gpt-4o*', AllowLevels: '1' };
 
+/** The parent a deleted account's credit would go back to, as the refund rule needs it. */
+interface Parent { name: string; role: Account['Role']; rates: number; caller: boolean }
+
+/** What an action did, for the notice: its text and, for a grant, the credit asked for and moved. */
+interface Outcome { text: string; credit?: { requested: number; transfer: CreditTransfer } }
+
+/** "Requested $5.00 · Credited $5.00 · You paid $5.00": what was asked beside what the server granted. */
+function CreditLine(props: { requested: number; transfer: CreditTransfer }) {
+  const requested = () => props.requested;
+  const transfer = () => props.transfer;
+  return (
+    <span data-testid="credit-line">
+      {' '}<span data-testid="credit-requested">{t('subaccounts.requested', { amount: formatMoney(transfer().Requested ?? requested()) })}</span>
+      {' · '}<span data-testid="credit-credited">{t('subaccounts.credited', { amount: formatMoney(transfer().Credited) })}</span>
+      <Show when={transfer().Requested !== undefined}> ({t('subaccounts.raised')})</Show>
+      <Show when={transfer().Debited > 0}>{' · '}<span data-testid="credit-paid">{t('subaccounts.paid', { amount: formatMoney(transfer().Debited) })}</span></Show>
+    </span>
+  );
+}
+
 export function AccountsTab() {
-  const [me] = createResource(() => api.dashboard.info.query());
+  const signed = useSignedIn();
+  // Inside the console the signed-in account is already known; asked for only outside it.
+  const [fetched] = createResource(() => !signed, () => api.dashboard.info.query());
+  const me = () => signed?.info ?? latest(fetched);
   const [list, { refetch }] = createResource(() => api.accounts.descendants.query({ order: 'dna', size: 1000 }));
   const [query, setQuery] = createSignal('');
   const [selected, setSelected] = createSignal<number | null>(null);
   const [creating, setCreating] = createSignal(false);
   const [newKey, setNewKey] = createSignal<{ name: string; key: string } | null>(null);
-  const [notice, setNotice] = createSignal<NoticeState | null>(null);
+  const [notice, setNotice] = createSignal<(Outcome & { kind: NoticeState['kind'] }) | null>(null);
+  // Built here, under the component, so the credit line's JSX has an owner (actions finish in async code).
+  const shownNotice = createMemo((): NoticeState | null => {
+    const n = notice();
+    return n && { kind: n.kind, text: <>{n.text}{n.credit && <CreditLine {...n.credit} />}</> };
+  });
+  let noticeBox!: HTMLDivElement;
+  let newButton!: HTMLButtonElement;
 
-  const rows = createMemo(() => treeRows(latest(list) ?? [], latest(me)?.dna ?? '.', query()));
+  const rows = createMemo(() => treeRows(latest(list) ?? [], me()?.dna ?? '.', query()));
   const current = createMemo(() => (latest(list) ?? []).find((a) => a.ID === selected()) ?? null);
-  const isRoot = () => latest(me)?.role === 'root';
+  const isRoot = () => me()?.role === 'root';
+  // Level, Role, Factor, LevelMapper, Gear and Tier are an Owner's to set; a reseller edits the rest.
+  const isOwner = () => me()?.is_owner ?? false;
+  const parentOf = (a: Account): Parent | null => {
+    const m = me();
+    if (m && a.ParentID === m.id) return { name: m.name, role: m.role, rates: m.rates, caller: true };
+    const p = (latest(list) ?? []).find((x) => x.ID === a.ParentID);
+    return p ? { name: p.Name, role: p.Role, rates: p.Rates, caller: false } : null;
+  };
+  /** Where focus goes when what held it is gone: the account's tree item, else the New button. */
+  const focusTree = (id: number | null) => {
+    const item = id === null ? null : document.querySelector<HTMLElement>(`[data-account-id="${id}"]`);
+    (item ?? newButton).focus();
+  };
 
-  const done = async (text: string, keep: number | null) => {
-    setNotice({ kind: 'success', text });
+  // After an action the notice says what happened, and focus moves to it rather than to <body>.
+  const done = async (outcome: Outcome, keep: number | null) => {
+    setNotice({ kind: 'success', ...outcome });
+    // A deleted account's pages close before the list drops it, so nothing reads it once gone.
+    if (keep === null) setSelected(null);
     await refetch();
     setSelected(keep);
+    noticeBox.focus();
   };
 
   return (
@@ -42,17 +92,24 @@ export function AccountsTab() {
           <h1>{t('accounts.title')}</h1>
           <p class="muted">{t('accounts.intro')}</p>
         </div>
-        <button type="button" class="btn btn-primary" onClick={() => { setCreating(true); setSelected(null); setNewKey(null); }}>{t('accounts.newSubaccount')}</button>
+        <button type="button" class="btn btn-primary" ref={newButton} onClick={() => { setCreating(true); setSelected(null); setNewKey(null); }}>{t('accounts.newSubaccount')}</button>
       </div>
-      <Notice notice={notice()} onClose={() => setNotice(null)} />
+      <div tabIndex={-1} ref={noticeBox} data-testid="accounts-notice">
+        <Notice notice={shownNotice()} onClose={() => { setNotice(null); focusTree(selected()); }} />
+      </div>
       <Show when={newKey()}>
         {(k) => (
           <KeyShownOnce title={t('accounts.keyOf', { name: k().name })} apiKey={k().key}>{t('accounts.storeKey')}</KeyShownOnce>
         )}
       </Show>
       <Show when={creating()}>
-        <AccountEditor account={null} ownerFields rootCaller={isRoot()} onCancel={() => setCreating(false)}
-          onCreated={async (a, key) => { setCreating(false); setNewKey({ name: a.Name, key }); await done(t('accounts.created', { name: a.Name, id: String(a.ID) }), a.ID); }} onSaved={() => {}} onDeleted={() => {}} />
+        <AccountEditor account={null} ownerFields={isOwner()} rootCaller={isRoot()} onCancel={() => { setCreating(false); newButton.focus(); }}
+          onCreated={async (a, key, requested, transfer) => {
+            setCreating(false);
+            setNewKey({ name: a.Name, key });
+            const text = t('accounts.created', { name: a.Name, id: String(a.ID) });
+            await done(transfer ? { text: `${text} ${t('subaccounts.createdCredit')}`, credit: { requested, transfer } } : { text }, a.ID);
+          }} onSaved={() => {}} onDeleted={() => {}} />
       </Show>
       <div class="accounts-layout">
         <section class="card" aria-label={t('accounts.tree')}>
@@ -67,7 +124,7 @@ export function AccountsTab() {
                   <For each={rows()}>
                     {(r) => (
                       <li role="treeitem" aria-selected={selected() === r.account.ID} style={{ 'padding-left': `${r.depth * 18}px` }}>
-                        <button type="button" class="tree-item" classList={{ 'tree-item-active': selected() === r.account.ID, 'tree-match': r.match }}
+                        <button type="button" class="tree-item" data-account-id={r.account.ID} classList={{ 'tree-item-active': selected() === r.account.ID, 'tree-match': r.match }}
                           onClick={() => { setSelected(r.account.ID); setCreating(false); }} data-testid={`tree-${r.account.Name}`}>
                           <span class="tree-name">{r.account.Alias || r.account.Name}</span>
                           <span class="muted small">{t('common.idRef', { id: String(r.account.ID) })} · {formatMoney(r.account.Balance)}</span>
@@ -83,15 +140,13 @@ export function AccountsTab() {
             )}
           </Async>
         </section>
-        <Show when={current()} fallback={<section class="card"><p class="muted">{t('accounts.selectHint')}</p></section>}>
+        {/* Keyed: the pages start afresh from what is stored after every change, and never read an account the list dropped. */}
+        <Show when={current()} keyed fallback={<section class="card"><p class="muted">{t('accounts.selectHint')}</p></section>}>
           {(a) => (
             <div class="stack">
-              <AccountSummary account={a()} onChanged={(text) => done(text, a().ID)} onDeleted={(text) => done(text, null)} />
-              {/* Keyed on the account and its last change, so the form starts from what is stored. */}
-              <For each={[`${a().ID}:${a().UpdatedAt}`]}>
-                {() => <AccountEditor account={a()} ownerFields rootCaller={isRoot()} onCancel={() => setSelected(null)} onCreated={() => {}}
-                  onSaved={(text) => done(text, a().ID)} onDeleted={(text) => done(text, null)} />}
-              </For>
+              <AccountSummary account={a} parent={parentOf(a)} onChanged={(r) => done(r, a.ID)} onDeleted={(r) => done(r, null)} />
+              <AccountEditor account={a} ownerFields={isOwner()} rootCaller={isRoot()} onCancel={() => { setSelected(null); focusTree(a.ID); }} onCreated={() => {}}
+                onSaved={(text) => done({ text }, a.ID)} onDeleted={(text) => done({ text }, null)} />
             </div>
           )}
         </Show>
@@ -101,19 +156,49 @@ export function AccountsTab() {
 }
 
 /** Balance and cards, and the actions that act at once: grant credit, suspend, delete. */
-function AccountSummary(props: { account: Account; onChanged: (text: string) => void; onDeleted: (text: string) => void }) {
+function AccountSummary(props: { account: Account; parent: Parent | null; onChanged: (r: Outcome) => void; onDeleted: (r: Outcome) => void }) {
   const [amount, setAmount] = createSignal('');
   const [days, setDays] = createSignal('');
   const [busy, setBusy] = createSignal(false);
   const [error, setError] = createSignal<string | null>(null);
   const [confirmDelete, setConfirmDelete] = createSignal(false);
+  let deleteButton!: HTMLButtonElement;
+  let keepButton!: HTMLButtonElement;
   const a = () => props.account;
   const id = () => String(a().ID);
-  const run = async (fn: () => Promise<string>, after: (text: string) => void) => {
+  // What the delete will refund, by the server's own rule: the credit left (cards less usage still
+  // to be deducted; a grant pays any overdraft first, so the two never stand together), converted
+  // to a funded parent's Rates; nothing when the parent is Root or an Owner.
+  const remaining = () => Math.max(a().Balance, 0);
+  const refund = () => refundedCredit(remaining(), { rates: a().Rates }, props.parent);
+  const refundText = () => {
+    const p = props.parent;
+    if (remaining() <= 0 || !p) return t('subaccounts.refundNothing', { name: a().Name });
+    if (p.role !== 'user') return t('subaccounts.refundRetired', { name: a().Name, amount: formatMoney(remaining()) });
+    return p.caller
+      ? t('subaccounts.refundToYou', { name: a().Name, amount: formatMoney(refund()) })
+      : t('subaccounts.refundToParent', { name: a().Name, amount: formatMoney(refund()), parent: p.name });
+  };
+  const deletedText = (transfer: CreditTransfer | null) => {
+    if (!transfer?.ToID || transfer.Credited <= 0) return t('accounts.summary.deleted', { name: a().Name });
+    return props.parent?.caller
+      ? t('subaccounts.deletedToYou', { name: a().Name, amount: formatMoney(transfer.Credited) })
+      : t('subaccounts.deletedToParent', { name: a().Name, amount: formatMoney(transfer.Credited), id: String(transfer.ToID) });
+  };
+  const openConfirm = () => {
+    setConfirmDelete(true);
+    keepButton.focus();
+  };
+  const closeConfirm = () => {
+    setConfirmDelete(false);
+    deleteButton.focus();
+  };
+  const run = async (fn: () => Promise<string | Outcome>, after: (r: Outcome) => void) => {
     setBusy(true);
     setError(null);
     try {
-      after(await fn());
+      const r = await fn();
+      after(typeof r === 'string' ? { text: r } : r);
     } catch (err) {
       setError(describeError(err).message);
     } finally {
@@ -125,10 +210,12 @@ function AccountSummary(props: { account: Account; onChanged: (text: string) => 
     const n = Number(amount());
     if (!amount().trim() || !Number.isFinite(n) || n === 0) return setError(t('accounts.summary.creditProblem'));
     void run(async () => {
-      await api.accounts.update.mutate({ identifier: id(), CreditGranted: n, ...(days().trim() ? { Days: Number(days()) } : {}) });
+      const r = await api.accounts.update.mutate({ identifier: id(), CreditGranted: n, ...(days().trim() ? { Days: Number(days()) } : {}) });
       setAmount('');
       setDays('');
-      return n > 0 ? t('accounts.summary.granted', { amount: formatMoney(n), name: a().Name }) : t('accounts.summary.tookBack', { amount: formatMoney(-n), name: a().Name });
+      if (n < 0) return t('accounts.summary.tookBack', { amount: formatMoney(-n), name: a().Name });
+      const text = t('subaccounts.toppedUp', { name: a().Name });
+      return r.Transfer ? { text, credit: { requested: n, transfer: r.Transfer } } : text;
     }, props.onChanged);
   };
   return (
@@ -138,18 +225,22 @@ function AccountSummary(props: { account: Account; onChanged: (text: string) => 
           <p class="muted small">{a().Email} · {t('accounts.summary.dna')} <code>{a().DNA}</code> · {t('accounts.summary.key', { hint: a().KeyHint })} · {tn('accounts.summary.children', a().Children, { n: formatInt(a().Children) })}</p></div>
         <div class="row-actions">
           <button type="button" class="btn btn-small" disabled={busy()}
+            onClick={() => run(async () => { await api.accounts.update.mutate({ identifier: id(), Status: !a().Status }); return t(a().Status ? 'subaccounts.disabledDone' : 'subaccounts.enabledDone', { name: a().Name }); }, props.onChanged)}>
+            {a().Status ? t('subaccounts.disable') : t('subaccounts.enable')}
+          </button>
+          <button type="button" class="btn btn-small" disabled={busy()}
             onClick={() => run(async () => { await api.accounts.update.mutate({ identifier: id(), Suspended: !a().Suspended }); return t(a().Suspended ? 'accounts.summary.resumed' : 'accounts.summary.suspended', { name: a().Name }); }, props.onChanged)}>
             {a().Suspended ? t('accounts.summary.resume') : t('accounts.summary.suspend')}
           </button>
-          <button type="button" class="btn btn-small btn-ghost-danger" disabled={busy()} onClick={() => setConfirmDelete(true)}>{t('common.delete')}</button>
+          <button type="button" class="btn btn-small btn-ghost-danger" ref={deleteButton} disabled={busy()} aria-expanded={confirmDelete()} onClick={openConfirm}>{t('common.delete')}</button>
         </div>
       </div>
       <Show when={confirmDelete()}>
-        <div class="notice notice-error" role="alert">
-          <span>{t('accounts.summary.confirmDelete', { name: a().Name })}</span>
+        <div class="notice notice-error confirm-delete" role="alert" data-testid="confirm-delete" onKeyDown={(e) => { if (e.key === 'Escape') closeConfirm(); }}>
+          <span>{t('subaccounts.confirmDelete', { name: a().Name })} <strong data-testid="refund-preview">{refundText()}</strong></span>
           <button type="button" class="btn btn-small btn-danger" disabled={busy()}
-            onClick={() => run(async () => { await api.accounts.remove.mutate({ identifier: id() }); return t('accounts.summary.deleted', { name: a().Name }); }, props.onDeleted)}>{t('accounts.summary.deleteForGood')}</button>
-          <button type="button" class="btn btn-small" onClick={() => setConfirmDelete(false)}>{t('accounts.summary.keep')}</button>
+            onClick={() => run(async () => { const r = await api.accounts.remove.mutate({ identifier: id() }); return deletedText(r.Transfer); }, props.onDeleted)}>{t('accounts.summary.deleteForGood')}</button>
+          <button type="button" class="btn btn-small" ref={keepButton} onClick={closeConfirm}>{t('accounts.summary.keep')}</button>
         </div>
       </Show>
       <div class="stats stats-compact">
@@ -183,12 +274,22 @@ function AccountSummary(props: { account: Account; onChanged: (text: string) => 
 /** A list field as entries, with "everything", "nothing" (and, when creating, "as mine"). */
 function AclEditor(props: { field: AclField; value: { mode: AclMode; entries: string[] }; creating: boolean; onChange: (v: { mode: AclMode; entries: string[] }) => void }) {
   const [entry, setEntry] = createSignal('');
+  let input!: HTMLInputElement;
   const id = () => `acl-${props.field}`;
+  // Checked as typed by the grammar the server applies (contract/accounts/access-lists.ts).
+  const invalid = () => listTokens(entry()).find((p) => canonicalEntry(props.field, p) === null);
+  const problem = () => {
+    const bad = invalid();
+    return bad === undefined ? null : t(`subaccounts.aclInvalid.${props.field}`, { entry: bad });
+  };
   const add = () => {
-    const parts = entry().split(/[\s,]+/).filter(Boolean);
-    if (!parts.length) return;
-    props.onChange({ mode: 'only', entries: [...new Set([...props.value.entries, ...parts])] });
+    const parts = listTokens(entry());
+    // An invalid entry is never added: the problem stays shown and the text stays to be fixed.
+    if (!parts.length || problem()) return input.focus();
+    const stored = parts.map((p) => canonicalEntry(props.field, p)!);
+    props.onChange({ mode: 'only', entries: [...new Set([...props.value.entries, ...stored])] });
     setEntry('');
+    input.focus();
   };
   const modes = (): AclMode[] => [...(props.creating ? ['inherit' as const] : []), 'all', 'only', 'none'];
   const label = () => t(`accounts.acl.${props.field}`);
@@ -208,10 +309,13 @@ function AclEditor(props: { field: AclField; value: { mode: AclMode; entries: st
           </Index>
         </ul>
         <div class="inline-field">
-          <input id={id()} aria-label={t('accounts.acl.addTo', { label: label() })} placeholder={ACL_PLACEHOLDERS[props.field]} value={entry()}
+          <input id={id()} ref={input} aria-label={t('accounts.acl.addTo', { label: label() })} placeholder={ACL_PLACEHOLDERS[props.field]} value={entry()}
+            aria-invalid={problem() !== null} aria-describedby={`${id()}-problem`}
             onInput={(e) => setEntry(e.currentTarget.value)} onKeyDown={(e) => { if (e.key === 'Enter') { e.preventDefault(); add(); } }} />
           <button type="button" class="btn btn-small" onClick={add}>{t('common.add')}</button>
         </div>
+        {/* Always present, so a screen reader hears each change of the problem as it is typed. */}
+        <div class="field-error acl-problem" id={`${id()}-problem`} aria-live="polite" data-testid={`${id()}-problem`}>{problem()}</div>
       </Show>
     </fieldset>
   );
@@ -220,7 +324,7 @@ function AclEditor(props: { field: AclField; value: { mode: AclMode; entries: st
 /** Create (account null) or edit every field group the caller may set; only changed fields are sent. */
 function AccountEditor(props: {
   account: Account | null; ownerFields: boolean; rootCaller: boolean;
-  onCancel: () => void; onCreated: (a: Account, key: string) => void; onSaved: (text: string) => void; onDeleted: (text: string) => void;
+  onCancel: () => void; onCreated: (a: Account, key: string, requested: number, transfer: CreditTransfer | null) => void; onSaved: (text: string) => void; onDeleted: (text: string) => void;
 }) {
   const creating = () => props.account === null;
   const base = props.account ? formOf(props.account) : blankForm();
@@ -242,8 +346,9 @@ function AccountEditor(props: {
     setBusy(true);
     try {
       if (creating()) {
-        const r = await api.accounts.create.mutate(accountCreate(f, credit(), days(), props.ownerFields));
-        props.onCreated(r.User, r.User.SecretKey);
+        const body = accountCreate(f, credit(), days(), props.ownerFields);
+        const r = await api.accounts.create.mutate(body);
+        props.onCreated(r.User, r.User.SecretKey, body.CreditGranted, r.Transfer);
       } else {
         const { patch, clearModelLimits } = accountPatch(f, base, props.ownerFields);
         if (Object.keys(patch).length === 0) return setFailure(t('accounts.editor.nothingChanged'));
@@ -340,6 +445,13 @@ function AccountEditor(props: {
         <KeyValueRows id={`${pre}-model-mapper`} rows={form.ModelMapper} onChange={(r) => setForm('ModelMapper', r)} keyLabel={t('accounts.editor.requestedPattern')} valueLabel={t('accounts.editor.model')} keyPlaceholder="gpt-3.5*" valuePlaceholder="gpt-4o-mini" />
         <Show when={errors.ModelMapper}><div class="field-error" role="alert">{errors.ModelMapper}</div></Show>
       </fieldset>
+      {/* Rates is any manager's to set (at least its own); the rest of routing and billing is an Owner's. */}
+      <Show when={!props.ownerFields}>
+        <fieldset class="subform grid-2">
+          <legend>{t('subaccounts.pricing')}</legend>
+          {numberField('Rates', 'Rates', t('accounts.editor.ratesHint'))}
+        </fieldset>
+      </Show>
       <Show when={props.ownerFields}>
         <fieldset class="subform grid-2">
           <legend>{t('accounts.editor.routing')}</legend>

@@ -21,8 +21,7 @@ const hourLabel = (sec: number) => formatChartTime(sec, 'hour');
 /**
  * Failure rate and size of an account's latest requests, from the usage records: a record is
  * `abnormal` when its stream was cut or stalled. Calls that delivered nothing are not billed
- * and have no record, and the records hold no duration, so latency is not shown here (the
- * gateway's metrics measure it).
+ * and have no record. Latency has a chart of its own.
  */
 export function RecentHealth() {
   const choices = useAccountChoices();

@@ -2,6 +2,8 @@ import { createEffect, createResource, createSignal, ErrorBoundary, For, Match, 
 import { Dynamic } from 'solid-js/web';
 import { api } from '../api';
 import type { UserInfo } from '../../../contract/dashboard/schemas';
+import type { UserStatus } from '../../../contract/accounts/schemas';
+import { SignedInContext } from './signed-in';
 import { ErrorBox, latest, Loading } from './Async';
 import { endSession } from '../session';
 import { ExamplesTab } from '../tabs/Examples';
@@ -20,7 +22,8 @@ import type { en } from '../i18n/en';
 import { LanguageSwitch } from './LanguageSwitch';
 
 type TabId = keyof typeof en.shell.tabs;
-interface Tab { id: TabId; component: Component }
+/** `when`: shown only to an account whose status allows it (e.g. manage permission). */
+interface Tab { id: TabId; component: Component; when?: (status: UserStatus) => boolean }
 
 const OWNER_TABS: Tab[] = [
   { id: 'examples', component: ExamplesTab },
@@ -31,13 +34,21 @@ const OWNER_TABS: Tab[] = [
   { id: 'logs', component: LogsTab },
   { id: 'usage', component: UsageTab },
   { id: 'requests', component: RequestsTab },
-];
-
-/** Any other account's own pages: its money and limits, what it may call, and its subtree's requests. */
-const ACCOUNT_TABS: Tab[] = [
+  // An Owner is an account too: its own money and what it may call.
   { id: 'balance', component: BalanceTab },
   { id: 'models', component: ModelsTab },
+];
+
+/** Any other account's own pages: its money and limits, what it may call, its subtree's requests and accounts, news and log. */
+const ACCOUNT_TABS: Tab[] = [
+  { id: 'balance', component: BalanceTab },
+  { id: 'usage', component: UsageTab },
+  { id: 'models', component: ModelsTab },
   { id: 'requests', component: RequestsTab },
+  // A reseller's business: its subaccounts (with manage permission), the news it sees, its log.
+  { id: 'accounts', component: AccountsTab, when: (s) => s.manage },
+  { id: 'news', component: NewsTab },
+  { id: 'logs', component: LogsTab },
 ];
 
 const fromHash = (tabs: Tab[]) => {
@@ -47,7 +58,11 @@ const fromHash = (tabs: Tab[]) => {
 
 /** The signed-in console, picked by whose key it is: an Owner's (Root included), or an account's own. */
 export function SignedIn() {
-  const [me, { refetch }] = createResource(() => api.dashboard.info.query());
+  // One batched round trip: who it is, and whether it may manage subaccounts.
+  const [me, { refetch }] = createResource(async () => {
+    const [info, status] = await Promise.all([api.dashboard.info.query(), api.accounts.status.query()]);
+    return { info, status };
+  });
   return (
     <Switch fallback={<Loading label={t('common.loading')} />}>
       <Match when={me.error}>
@@ -56,15 +71,15 @@ export function SignedIn() {
           <div><button type="button" class="btn btn-small" onClick={() => endSession('signedOut')}>{t('shell.signOut')}</button></div>
         </main>
       </Match>
-      <Match when={latest(me)}>{(info) => <Shell me={info()} />}</Match>
+      <Match when={latest(me)}>{(signed) => <SignedInContext.Provider value={signed()}><Shell me={signed().info} status={signed().status} /></SignedInContext.Provider>}</Match>
     </Switch>
   );
 }
 
 /** Header, tab bar, and the current tab (remounted on every visit). */
-function Shell(props: { me: UserInfo }) {
+function Shell(props: { me: UserInfo; status: UserStatus }) {
   const owner = props.me.is_owner;
-  const tabs = owner ? OWNER_TABS : ACCOUNT_TABS;
+  const tabs = (owner ? OWNER_TABS : ACCOUNT_TABS).filter((item) => !item.when || item.when(props.status));
   const [tab, setTab] = createSignal<Tab>(fromHash(tabs));
   const onHash = () => setTab(fromHash(tabs));
   window.addEventListener('hashchange', onHash);

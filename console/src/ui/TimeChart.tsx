@@ -22,6 +22,8 @@ export interface TimeSeries {
 
 const bars = uPlot.paths.bars!({ size: [0.6, 48], align: 0 });
 const INTEGER_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 1e6, 1e7, 1e8];
+/** Ticks of a chart of days: whole days only, so a one-day chart reads its day, not the hours around it. */
+const DAY_STEPS = [1, 2, 3, 7, 14, 28, 56, 91, 182, 364].map((n) => n * 86_400);
 
 /**
  * A time chart drawn by uPlot on a canvas sized to its container. The numbers are also in a
@@ -58,7 +60,7 @@ export function TimeChart(props: {
     axes: [
       // Ticks in the console's language (uPlot's own names are English), as UTC like the rest.
       // A day reads `10月30日` or `Oct 30`: ticks at least 72 px apart keep them from running together on a phone.
-      { stroke: '#667085', grid: { stroke: '#eef0f3' }, space: 72, values: (_u, ticks, _axis, _space, incr) => ticks.map((s, i) => formatAxisTime(s, incr, i === 0)) },
+      { stroke: '#667085', grid: { stroke: '#eef0f3' }, space: 72, values: (_u, ticks, _axis, _space, incr) => ticks.map((s, i) => formatAxisTime(s, incr, i === 0)), ...(props.step >= 86_400 ? { incrs: DAY_STEPS } : {}) },
       { stroke: '#667085', grid: { stroke: '#eef0f3' }, size: 80, values: (_u, ticks) => ticks.map((tick) => left().format(tick)), ...(left().integer ? { incrs: INTEGER_STEPS } : {}) },
       ...(props.series.some((s) => s.right)
         ? [{ scale: 'r', side: 1 as const, stroke: '#667085', grid: { show: false }, size: 64, values: (_u: uPlot, ticks: number[]) => ticks.map((tick) => props.series.find((s) => s.right)!.format(tick)) }]

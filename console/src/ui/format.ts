@@ -33,6 +33,14 @@ const formatDecimal = (n: number) => numberFormat({ maximumFractionDigits: 2 }).
 /** A share given in percent (`12.5` reads 12.5%), to one decimal. */
 export const formatPercent = (n: number) => numberFormat({ style: 'percent', maximumFractionDigits: 1 }).format(n / 100);
 
+/** A time given in milliseconds, in the unit that reads best and as the language writes it: `850 ms`, `1.25 s`, `12.4 min`. */
+export function formatMs(n: number): string {
+  const unit = (u: 'millisecond' | 'second' | 'minute', digits: number) => numberFormat({ style: 'unit', unit: u, unitDisplay: 'short', maximumFractionDigits: digits });
+  if (Math.abs(n) < 1000) return unit('millisecond', 0).format(n);
+  if (Math.abs(n) < 60_000) return unit('second', Math.abs(n) < 10_000 ? 2 : 1).format(n / 1000);
+  return unit('minute', 1).format(n / 60_000);
+}
+
 /** The smallest amount of money the console shows; anything closer to zero reads `< $0.0001`. */
 const MONEY_FLOOR = 0.0001;
 const usd = (n: number, fractionDigits: number, minimumFractionDigits = 2) =>
@@ -42,10 +50,13 @@ const usd = (n: number, fractionDigits: number, minimumFractionDigits = 2) =>
  * Money (credit is USD), the same on every page: cents, or for an amount below a cent as many
  * digits as make it non-zero (up to four); a positive amount below $0.0001 reads `< $0.0001`, so
  * a call that cost a fraction of that never reads $0.0000. `axis`: a chart's tick, where two ticks
- * a little apart must differ: small values keep two significant digits instead.
+ * a little apart must differ: small values keep two significant digits instead. `price`: a unit
+ * price, shown with as many decimals as it has, up to six (cents at least).
  */
-export function formatMoney(n: number, opts: { axis?: boolean } = {}): string {
+export function formatMoney(n: number, opts: { axis?: boolean; price?: boolean } = {}): string {
   const size = Math.abs(n);
+  // A unit price (per 1M tokens, per call): $1.875 must not read $1.88, so up to six decimals.
+  if (opts.price && size >= MONEY_FLOOR) return usd(n, 6);
   if (n === 0 || size >= 0.01) return usd(n, 2);
   if (opts.axis) return numberFormat({ style: 'currency', currency: 'USD', maximumSignificantDigits: 2 }).format(n);
   if (size < MONEY_FLOOR) return n > 0 ? t('format.moneyBelow', { amount: usd(MONEY_FLOOR, 4) }) : t('format.moneyAbove', { amount: usd(-MONEY_FLOOR, 4) });

@@ -221,6 +221,26 @@ export const usageSubtreeDaily = pgTable('usage_subtree_daily', {
 }, (t) => [primaryKey({ columns: [t.ancestorId, t.day, t.model] })]);
 
 /**
+ * Latency per UTC day, model and provider key kind (the serving key's provider_type), as
+ * histograms of calls' duration and first byte in the buckets of contract/dashboard/latency-buckets.ts,
+ * maintained with usage_daily. `whose` = `own`: the account's own calls; `below`: its strict
+ * descendants' (as usage_subtree_daily), so a subtree's latency, like its bill, reads days ×
+ * models × kinds rows under one account ID however many accounts the subtree holds.
+ * `requests` counts calls with a duration; calls without a first byte (not streamed) add to
+ * the duration histogram only.
+ */
+export const usageLatencyDaily = pgTable('usage_latency_daily', {
+  accountId: integer('account_id').notNull(),
+  whose: text('whose', { enum: ['own', 'below'] }).notNull(),
+  day: date('day', { mode: 'string' }).notNull(),
+  model: text('model').notNull(),
+  keyKind: text('key_kind').notNull(),
+  requests: bigint('requests', { mode: 'number' }).notNull().default(0),
+  durationBuckets: bigint('duration_buckets', { mode: 'number' }).array().notNull(),
+  firstByteBuckets: bigint('first_byte_buckets', { mode: 'number' }).array().notNull(),
+}, (t) => [primaryKey({ columns: [t.accountId, t.whose, t.day, t.model, t.keyKind] })]);
+
+/**
  * This database's identity, made once: usage journals (state/usage/journal.ts) are kept per
  * database, so an instance never replays into a database what was recorded for another.
  */

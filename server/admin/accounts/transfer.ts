@@ -4,15 +4,9 @@ import type { Tx } from '../../adapters/storage/database';
 import type { AccountRow } from '../../state/accounts/account-cache';
 import { activeGrants, balanceOf, grantCredit, takeCredit } from '../../state/credits/ledger';
 import { DEFAULT_CREDIT_DAYS, type AccountDeps } from './deps';
-import { roundCredit } from './view';
+import { convertCredit as convert, isFunded, refundedCredit, roundCredit } from '../../../contract/accounts/credit';
 
 type Party = Pick<AccountRow, 'id' | 'name' | 'role' | 'rates'>;
-
-/** Root and Owners are where credit comes from: they are never debited nor refunded. */
-export const isFunded = (a: Pick<AccountRow, 'role'>) => a.role === 'user';
-
-/** Credit worth `amount` at `from`'s Rates, expressed at `to`'s Rates. */
-const convert = (amount: number, from: Party, to: Party) => roundCredit((amount / from.rates) * to.rates);
 
 /**
  * Takes exactly `amount` from the account's cards (locked, earliest expiry first), leaving at
@@ -62,7 +56,7 @@ export function autoQuotaAfterGrant(hard: number | null | undefined, amount: num
 /** Credit back to a funded parent on a new card, converted to the parent's Rates. */
 async function refundTo(tx: Tx, parent: Party | null, from: Party, amount: number, why: string): Promise<{ toId: number | null; credited: number }> {
   if (!parent || !isFunded(parent) || amount <= 0) return { toId: null, credited: 0 };
-  const credited = convert(amount, from, parent);
+  const credited = refundedCredit(amount, from, parent);
   await grantCredit(tx, parent.id, credited, DEFAULT_CREDIT_DAYS, `${why} ${from.name} (#${from.id})`);
   return { toId: parent.id, credited };
 }

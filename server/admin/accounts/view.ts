@@ -4,11 +4,11 @@ import type { Db, Tx } from '../../adapters/storage/database';
 import { accountKeys, accounts, creditGrants } from '../../adapters/storage/schema';
 import type { AccountRow } from '../../state/accounts/account-cache';
 import { activeGrantsOf } from '../../state/credits/ledger';
+import { roundCredit } from '../../../contract/accounts/credit';
 
 type Card = typeof creditGrants.$inferSelect;
 
-/** Credit is shown and moved in micro-USD, the resolution usage is billed in. */
-export const roundCredit = (x: number) => Math.round(x * 1e6) / 1e6;
+export { roundCredit };
 
 export function cardView(c: Card) {
   return {

@@ -34,7 +34,9 @@ describe('GET /dashboard/models, /v1/models, /models', () => {
     expect(list).toEqual([...list].sort());
     expect(new Set(list).size).toBe(list.length);
     const byId = Object.fromEntries(r.body.data.map((m: any) => [m.id, m]));
-    expect(byId['gpt-4o']).toEqual({ id: 'gpt-4o', object: 'model', owned_by: 'openai' });
+    expect(byId['gpt-4o']).toMatchObject({ id: 'gpt-4o', object: 'model', owned_by: 'openai' });
+    // The OpenAI shape, and Switchyard's `pricing` beside it (model-prices.test.ts).
+    expect(Object.keys(byId['gpt-4o']).sort()).toEqual(['id', 'object', 'owned_by', 'pricing']);
     expect(byId['claude-sonnet-4-5'].owned_by).toBe('anthropic');
     expect(byId['gemini-2.5-pro'].owned_by).toBe('google');
     expect(byId.fast.owned_by).toBe('openai');
@@ -70,7 +72,7 @@ describe('GET /dashboard/models, /v1/models, /models', () => {
     expect(claude.every((m) => m.startsWith('claude-') || m === 'o3')).toBe(true);
     const mapped = await createAccount(gw, root, { ModelMapper: 'mine=claude-haiku-4-5, mini*=gpt-4o-mini' });
     const mine = (await gw.as(mapped.key).get('/dashboard/models')).body.data.find((m: any) => m.id === 'mine');
-    expect(mine).toEqual({ id: 'mine', object: 'model', owned_by: 'anthropic' });
+    expect(mine).toMatchObject({ id: 'mine', object: 'model', owned_by: 'anthropic', pricing: { billed_as: 'claude-haiku-4-5' } });
     expect(ids(await gw.as(mapped.key).get('/dashboard/models'))).not.toContain('mini*');
   });
 

@@ -5,6 +5,9 @@ import { UNCATALOGUED_PRICES } from '../../domain/pricing/default-prices';
 import { parseModelMapper, type PatternEntry } from '../../domain/mapping/mappers';
 import { parseAllowModels } from '../../domain/access/allow-lists';
 import { familyOfModel } from '../../domain/providers/families';
+import { routedModel } from '../../domain/mapping/routed-model';
+import type { PatternTable } from '../../domain/mapping/mappers';
+import { modelPricing } from './model-prices';
 
 const familyOf = (model: string) => familyOfModel(model)?.name;
 const exact = (p: string) => !p.includes('*');
@@ -15,9 +18,15 @@ const exact = (p: string) => !p.includes('*');
  * the exact (wildcard-free) names of the Owner's MODEL_MAPPER (both sides), LEVEL_MAPPER and
  * the account's own ModelMapper; then narrowed by the account's AllowModels, read exactly as the
  * proxy reads it. `owned_by` is the provider family, or the family of the model an alias maps
- * to, or `system`.
+ * to, or `system`. `pricing` is what the account pays for it (model-prices.ts), the name routed
+ * through `mappers` (the account's ModelMapper, then its ancestors', nearest first) and the
+ * Owner's MODEL_MAPPER as a call is.
  */
-export function visibleModels(routing: OwnerRouting, account: { modelMapper: string; allowModels: string }): ModelList {
+export function visibleModels(
+  routing: OwnerRouting,
+  account: { modelMapper: string; allowModels: string; rates: number; factor: number },
+  mappers: readonly PatternTable<string>[],
+): ModelList {
   let own: PatternEntry<string>[] = [];
   try { own = parseModelMapper(account.modelMapper); } catch { /* validated on write; a bad legacy value adds nothing */ }
   const target = new Map<string, string>();
@@ -36,6 +45,7 @@ export function visibleModels(routing: OwnerRouting, account: { modelMapper: str
     id,
     object: 'model' as const,
     owned_by: familyOf(id) ?? familyOf(target.get(id) ?? '') ?? 'system',
+    pricing: modelPricing(routedModel(id, mappers, routing.modelMapper), routing, account),
   }));
   return { object: 'list', data };
 }

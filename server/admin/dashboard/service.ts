@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Actor } from '../../../contract/services';
 import type { DashboardService } from '../../../contract/dashboard/service';
 import type { LogQuery, RequestQuery, UserLive } from '../../../contract/dashboard/schemas';
@@ -16,13 +16,19 @@ import { FreshCache } from '../../core/fresh-cache';
 import { today } from '../billing/period';
 import { readLogs } from './logs';
 import { readRequests } from './requests';
+import { readLatency } from './latency';
+import type { LatencyQuery, LatencyReport } from '../../../contract/dashboard/latency-schemas';
 import { visibleModels } from './models';
+import { modelMapperTables } from '../../domain/mapping/routed-model';
+import { ancestorIdsOf } from '../../domain/accounts/dna';
 
 type Card = typeof creditGrants.$inferSelect;
 
 export class Dashboard implements DashboardService {
   /** Today's and this month's usage per account, shared by polls within a second (see FreshCache). */
   private readonly live$: FreshCache<Awaited<ReturnType<typeof liveUsage>>>;
+  /** Latency reports, shared like bills: a console's chart polled by many tabs costs one read a second. */
+  private readonly latency$: FreshCache<LatencyReport>;
 
   /**
    * The polled read, built once: drizzle building the statement on every call was a quarter of
@@ -34,6 +40,7 @@ export class Dashboard implements DashboardService {
   /** `usageVersion` moves whenever this instance writes usage (the recorder's committed batches). */
   constructor(private readonly db: Db, private readonly usage: UsageSink, private readonly config: OwnerConfigStore, usageVersion: () => number = () => 0) {
     this.live$ = new FreshCache(usageVersion, 1000, 4096);
+    this.latency$ = new FreshCache(usageVersion, 1000, 1024);
     this.withCards$ = db.select({ account: accounts, card: creditGrants }).from(accounts)
       .leftJoin(creditGrants, and(eq(creditGrants.accountId, accounts.id), gt(creditGrants.expiresAt, sql.placeholder('now'))))
       .where(eq(accounts.id, sql.placeholder('id')))
@@ -76,9 +83,27 @@ export class Dashboard implements DashboardService {
     return readRequests(this.db, caller, query);
   }
 
+  latency({ caller }: Actor, query: LatencyQuery): Promise<LatencyReport> {
+    // "today" is part of the key: a report asked for by days or without dates moves at midnight UTC.
+    return this.latency$.get(JSON.stringify([caller.id, today(), query]), () => readLatency(this.db, caller, query));
+  }
+
   async models({ caller }: Actor) {
     const [row, routing] = await Promise.all([this.account(caller.id), this.config.routing(caller.ownerId)]);
-    return visibleModels(routing, row);
+    return visibleModels(routing, row, modelMapperTables([row.modelMapper, ...await this.ancestorMappers(row)]));
+  }
+
+  /** The ModelMappers of the account's ancestors within its tenant, nearest first: a call is mapped by them too. */
+  private async ancestorMappers(row: AccountRow): Promise<string[]> {
+    const ids = ancestorIdsOf(row.dna);
+    if (!ids.length) return [];
+    const rows = await this.db.select({ id: accounts.id, ownerId: accounts.ownerId, modelMapper: accounts.modelMapper })
+      .from(accounts).where(inArray(accounts.id, ids));
+    const byId = new Map(rows.map((a) => [a.id, a]));
+    return ids.reverse().flatMap((id) => {
+      const a = byId.get(id);
+      return a && a.ownerId === row.ownerId ? [a.modelMapper] : [];
+    });
   }
 
   /** The Owner's own tree only (itself included): any other account is 404, as if it did not exist (only Owners get here). */

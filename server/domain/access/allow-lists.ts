@@ -1,63 +1,24 @@
 import { BlockList, isIP } from 'node:net';
 import { badRequest } from '../../../contract/errors';
+import { canonicalEntry, ipRange, listTokens, MAX_LEVEL, RESOURCE, type AclField } from '../../../contract/accounts/access-lists';
 import { MapperError, globToRegExp } from '../mapping/mappers';
 
+export { canonicalEntry, ipRange, listTokens, type AclField, type IpRange } from '../../../contract/accounts/access-lists';
+
 /**
- * The access-list grammar, the only place it is parsed: an account's Resources, AllowIPs,
- * AllowModels and AllowLevels, and the Owner's RESOURCES. The admin side checks and edits
- * lists with it on write (editList, assertWithin, parseResourcePaths); the proxy matches
- * calls against the same entries (parseAllowIps and the other matchers).
+ * Access lists: an account's Resources, AllowIPs, AllowModels and AllowLevels, and the Owner's
+ * RESOURCES. The entry grammar lives in contract/accounts/access-lists.ts (the console checks
+ * entries with it too); here the admin side checks and edits lists on write (editList,
+ * assertWithin, parseResourcePaths) and the proxy matches calls against the same entries
+ * (parseAllowIps and the other matchers).
  *
  * A list is entries separated by white space or commas. `*` lifts the restriction, `-*` alone
  * allows nothing (for AllowIPs: loopback only), an empty list is unrestricted, and `-entry`
  * tokens are removal instructions of an edit, which a stored list ignores.
  */
-export type AclField = 'Resources' | 'AllowIPs' | 'AllowModels' | 'AllowLevels';
-
-export const listTokens = (raw: string): string[] => raw.split(/[\s,]+/).filter(Boolean);
-
-const MODEL_PATTERN = /^[A-Za-z0-9._:/@*+][A-Za-z0-9._:/@*+-]{0,199}$/;
-const RESOURCE = /^\/[A-Za-z0-9._~\-/{}*]{0,199}$/;
-const LEVEL = /^\d{1,4}$/;
-const MAX_LEVEL = 1000;
-
-/** An AllowIPs entry: an address (a range of one) or a CIDR range. */
-export interface IpRange {
-  type: 'ipv4' | 'ipv6';
-  address: string;
-  bits: number;
-  /** 32 or 128: an entry without `/bits` is one address. */
-  max: number;
-}
-
-/** `10.0.0.0/8`, `192.0.2.7`, `2001:db8::/32`; null when the entry is none of these. */
-export function ipRange(entry: string): IpRange | null {
-  const slash = entry.indexOf('/');
-  const address = slash < 0 ? entry : entry.slice(0, slash);
-  const family = isIP(address);
-  if (!family) return null;
-  const max = family === 6 ? 128 : 32;
-  let bits = max;
-  if (slash >= 0) {
-    const prefix = entry.slice(slash + 1);
-    if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) return null;
-    bits = Number(prefix);
-  }
-  return { type: family === 6 ? 'ipv6' : 'ipv4', address, bits, max };
-}
 
 /** A Resources entry is a path prefix; a trailing `*` says so explicitly and changes nothing. */
 const resourcePrefix = (entry: string) => entry.replace(/\*+$/, '');
-
-/** One entry of `field` in its stored form, or null when it is not one. */
-export function canonicalEntry(field: AclField, entry: string): string | null {
-  switch (field) {
-    case 'AllowIPs': return ipRange(entry) ? entry : null;
-    case 'AllowModels': return MODEL_PATTERN.test(entry) ? entry : null;
-    case 'AllowLevels': return LEVEL.test(entry) && Number(entry) <= MAX_LEVEL ? String(Number(entry)) : null;
-    case 'Resources': return RESOURCE.test(entry) ? entry : null;
-  }
-}
 
 const WHAT_IT_IS: Record<AclField, string> = {
   AllowIPs: 'an IP address or CIDR range',

@@ -14,6 +14,8 @@ export interface UsageEvent {
   model: string;
   level: number | null;
   keyId: number | null;
+  /** The serving provider key's kind (its provider_type: standard, anthropic, azure, vertex, bedrock, gemini), for the latency rollup; absent when unknown. */
+  keyKind?: string;
   /** e.g. `/v1/chat/completions` */
   endpoint: string;
   prompt: number;

@@ -3,7 +3,8 @@ import { inArray } from 'drizzle-orm';
 import type { Db } from '../../adapters/storage/database';
 import { accounts } from '../../adapters/storage/schema';
 import type { AccountCache, AccountRow } from '../../state/accounts/account-cache';
-import { PatternTable, parseLevelMapper, parseModelMapper, type PatternEntry } from '../../domain/mapping/mappers';
+import { PatternTable, parseLevelMapper, type PatternEntry } from '../../domain/mapping/mappers';
+import { modelMapperTables } from '../../domain/mapping/routed-model';
 import type { ModelLimitMap } from '../../domain/mapping/model-limits';
 import { accountChecks, modelChecks } from '../limits/account-limits';
 import { counterKeys, periodOf, type CreditClaim, type RateClaim, type SpendClaim } from './store';
@@ -151,15 +152,9 @@ export function buildProfile(row: AccountRow, ancestorModelMappers: readonly str
       if (c) caps.push(c);
     }
   }
-  const modelMappers: PatternTable<string>[] = [];
-  for (const text of [row.modelMapper, ...ancestorModelMappers]) {
-    if (!text) continue;
-    const entries = lenient(() => parseModelMapper(text));
-    if (entries.length) modelMappers.push(new PatternTable(entries));
-  }
   return {
     row,
-    modelMappers,
+    modelMappers: modelMapperTables([row.modelMapper, ...ancestorModelMappers]),
     levelMapper: new PatternTable(lenient(() => parseLevelMapper(row.levelMapper))),
     modelLimits: limitTable(row.modelLimits),
     ips: parseAllowIps(row.allowIps),

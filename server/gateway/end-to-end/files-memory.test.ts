@@ -81,11 +81,12 @@ function upload(bytes: number) {
   return { answer, sent: () => ({ size, lines: i, sha256: hash.digest('hex') }) };
 }
 
-it('uploads and reads back a 200 MB batch file while the gateway\'s resident memory stays bounded (under 40 MiB more, a fifth of the file)', async () => {
+it('uploads and reads back a 200 MB batch file while the gateway\'s resident memory stays under 20 MB more than idle (issue 32)', async () => {
   const pid = server!.child.pid!;
   const idle = rssOf(pid);
   // Warm: the upload path's code, buffers and V8's young generation (which grows to its working
-  // size under the lines' parsing, whatever the file's size) in place before measuring.
+  // size under the lines' parsing, whatever the file's size) in place before the big file, whose
+  // peak is also given over this base; the bound holds over idle, the warm-up included.
   const warm = upload(20 * 1024 * 1024);
   expect((await warm.answer).status).toBe(200);
   const base = rssOf(pid);
@@ -122,10 +123,10 @@ it('uploads and reads back a 200 MB batch file while the gateway\'s resident mem
     expect(listed.data[0]).toMatchObject({ id: file.id, bytes: sent.size });
     // The figure for the closing note.
     console.log(`files-memory: ${sent.size} bytes, ${sent.lines} lines; gateway RSS ${Math.round(idle / 1048576)} MiB idle, ${Math.round(base / 1048576)} MiB after a 20 MiB warm-up; peak +${(uploadPeak / 1048576).toFixed(1)} MiB during the 200 MB upload, +${((peak - base) / 1048576).toFixed(1)} MiB with the download (+${((peak - idle) / 1048576).toFixed(1)} MiB over idle)`);
-    // Bounded, not proportional to the file: what grows is V8's young generation under the lines'
-    // parsing (up to its semi-space maximum, 16 MiB by default; measured in-process: heapTotal
-    // +32 MB over 200 MB of lines by default, +5.5 MB with --max-semi-space-size=2).
-    expect(peak - base).toBeLessThan(40 * 1024 * 1024);
+    // Issue 32's bound, over idle (the warm-up included). What grew past it before was old space:
+    // JSON.parse kept each line's short custom_id in V8's string table until a full collection
+    // (about 6 MB over this file), which files/line-members.ts no longer lets it do.
+    expect(peak - idle).toBeLessThan(20_000_000);
   } finally {
     clearInterval(sampler);
   }

@@ -70,6 +70,17 @@ describe('batch input lines', () => {
     expect(b.lines).toBe(3);
   });
 
+  it('rewrites only the body of a line, its other members and line break as sent; a line naming body twice whole', async () => {
+    const spaced = '{ "custom_id" : "r2",\t"body": {"model":"alias","messages":[]} , "method":"POST", "url":"/v1/chat/completions", "x": [1, 2] }';
+    const twice = '{"custom_id":"r3","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o"},"body":{"model":"alias"}}';
+    const text = `${line(1, chat())}\n${spaced}\r\n${twice}\n`;
+    const { out, refusal } = await run(text, 17);
+    expect(refusal).toBeNull();
+    const sent = out.split('\n');
+    expect(sent[1]).toBe('{ "custom_id" : "r2",\t"body": {"model":"gpt-4o-mini","messages":[]} , "method":"POST", "url":"/v1/chat/completions", "x": [1, 2] }\r');
+    expect(sent[2]).toBe('{"custom_id":"r3","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o-mini"}}');
+  });
+
   it.each([
     ['not JSON', `${line(1, chat())}\n{"custom_id": \n`, 'Line 2 of the file is not valid JSON'],
     ['an array', `[1,2]\n`, 'Line 1 of the file must be a JSON object'],

@@ -15,6 +15,7 @@ import type { Refusal } from '../errors';
 import type { Endpoint } from '../providers/types';
 import { estimateInputTokens, maxOutputTokens } from '../../domain/pricing/estimate';
 import { modelNameProblem } from '../stages/model-name';
+import { LineMembers, MEMBER, skipSpace } from './line-members';
 
 /** The routes a batch line may call (OpenAI's batch endpoints), by the proxy endpoint each is. */
 export const BATCH_URLS: Readonly<Record<string, Endpoint>> = {
@@ -45,6 +46,7 @@ export interface LineRules {
 }
 
 const NL = 0x0a;
+const OPEN = 0x7b;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const positiveInt = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.ceil(v) : undefined);
 
@@ -65,6 +67,7 @@ export class BatchLines {
   private context: number | null = null;
   private lastRequested = '';
   private lastMapped = '';
+  private readonly members = new LineMembers();
 
   constructor(private readonly rules: LineRules) {}
 
@@ -135,21 +138,26 @@ export class BatchLines {
     let end = bytes.length;
     if (end > 0 && bytes[end - 1] === NL) end--;
     if (end > 0 && bytes[end - 1] === 0x0d) end--;
-    const text = bytes.toString('utf8', 0, end);
-    if (text.trim() === '') return bytes;
-    let o: unknown;
+    const at = skipSpace(bytes, 0, end);
+    if (at === end || bytes[at] !== OPEN) return this.noObject(bytes, end, n);
+    // Read by its members, not parsed whole: JSON.parse would keep each short custom_id in V8's old space (line-members.ts).
+    const m = this.members;
+    let parsed: unknown;
     try {
-      o = JSON.parse(text);
+      if (!m.read(bytes, at, end)) return refuse(`Line ${n} of the file is not valid JSON`);
+      parsed = m.value(bytes, MEMBER.body);
     } catch {
       return refuse(`Line ${n} of the file is not valid JSON`);
     }
-    if (!isObject(o) || typeof o.custom_id !== 'string' || o.custom_id === '' || typeof o.url !== 'string' || !isObject(o.body)) {
+    const customId = m.text(bytes, MEMBER.custom_id);
+    const url = m.text(bytes, MEMBER.url);
+    if (customId === undefined || customId === '' || url === undefined || !isObject(parsed)) {
       return refuse(`Line ${n} of the file must be a JSON object with custom_id, method, url and body`);
     }
-    if (o.method !== 'POST') return refuse(`Line ${n} of the file: method must be "POST"`);
-    const endpoint = BATCH_URLS[o.url];
+    if (m.text(bytes, MEMBER.method) !== 'POST') return refuse(`Line ${n} of the file: method must be "POST"`);
+    const endpoint = BATCH_URLS[url];
     if (endpoint === undefined) return refuse(`Line ${n} of the file: url must be one of ${Object.keys(BATCH_URLS).join(', ')}`);
-    const body = o.body;
+    const body = parsed;
     const requested = body.model;
     const problem = modelNameProblem(requested);
     if (problem) return refuse(`Line ${n} of the file: body.${problem}`);
@@ -159,12 +167,12 @@ export class BatchLines {
     if (this.lines === 0) {
       this.requested = requested as string;
       this.model = model;
-      this.url = o.url;
+      this.url = url;
       this.context = this.rules.context(model);
     } else if (model !== this.model) {
       return refuse(`Line ${n} of the file names model ${model}, line 1 names ${this.model}: a batch file names one model`);
-    } else if (o.url !== this.url) {
-      return refuse(`Line ${n} of the file calls ${o.url}, line 1 calls ${this.url}: a batch file calls one endpoint`);
+    } else if (url !== this.url) {
+      return refuse(`Line ${n} of the file calls ${url}, line 1 calls ${this.url}: a batch file calls one endpoint`);
     }
     this.lines++;
     // The line's bytes bound its body's (a few more: custom_id, method, url), without writing the body again.
@@ -176,6 +184,23 @@ export class BatchLines {
       else this.uncappedLines += Math.max(positiveInt(body.n) ?? 1, positiveInt(body.best_of) ?? 1);
     }
     if (model === requested) return bytes;
-    return Buffer.from(`${JSON.stringify({ ...o, body: { ...body, model } })}${bytes.toString('latin1', end)}`);
+    // The body's bytes replaced, the rest as sent; a line naming body twice is written again whole, with the body JSON.parse keeps.
+    if (m.bodies > 1) {
+      const o = JSON.parse(bytes.toString('utf8', 0, end)) as Record<string, unknown>;
+      return Buffer.from(`${JSON.stringify({ ...o, body: { ...body, model } })}${bytes.toString('latin1', end)}`);
+    }
+    return Buffer.concat([bytes.subarray(0, m.start[MEMBER.body]), Buffer.from(JSON.stringify({ ...body, model })), bytes.subarray(m.end[MEMBER.body])]);
+  }
+
+  /** A line that opens no object: blank (passed on), or refused as JSON.parse reads it. */
+  private noObject(bytes: Buffer, end: number, n: number): Buffer {
+    const text = bytes.toString('utf8', 0, end);
+    if (text.trim() === '') return bytes;
+    try {
+      JSON.parse(text);
+    } catch {
+      return refuse(`Line ${n} of the file is not valid JSON`);
+    }
+    return refuse(`Line ${n} of the file must be a JSON object with custom_id, method, url and body`);
   }
 }

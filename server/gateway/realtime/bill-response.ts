@@ -3,7 +3,7 @@ import { costOf, type TokenUsage } from '../../domain/pricing/cost';
 import { policyPrice } from '../../domain/pricing/unpriced-policy';
 import { usageUnitsOf } from '../../domain/usage/units';
 import type { ProxyCall, ProxyDeps } from '../call';
-import type { PooledKey } from '../../state/provider-keys/key-pool';
+import { keyKindOf, type PooledKey } from '../../state/provider-keys/key-pool';
 import { realtimeUsage } from './usage';
 
 /** One response of a session as it ended: its request ID (`<session>.<n>`), the provider's ID and status, its times. */
@@ -34,7 +34,7 @@ export function billResponse(d: Pick<ProxyDeps, 'usage' | 'telemetry' | 'admissi
   const firstByteMs = end.firstAt >= 0 ? end.firstAt - end.startedAt : -1;
   const billedUnits = usageUnitsOf('realtime', units);
   d.usage.record({
-    accountId: row.id, ownerId: row.ownerId, dna: row.dna, model: c.servedModel, level: c.servedLevel, keyId: key.id,
+    accountId: row.id, ownerId: row.ownerId, dna: row.dna, model: c.servedModel, level: c.servedLevel, keyId: key.id, keyKind: keyKindOf(key),
     endpoint: c.path, prompt: e.prompt, completion: e.completion, reasoning: 0, cached: e.cached, creditUsed: cost,
     status: 'ok', at: new Date(now), requestId: end.requestId,
     // A response's own times: from when it was asked for (or began) to its end, and to its first event.

@@ -5,12 +5,11 @@
  * Refuses nothing: whether the account may use them is the access stage's question.
  */
 import type { ProxyCall } from '../call';
+import { routedModel } from '../../domain/mapping/routed-model';
 
 export function mapModel(c: ProxyCall): void {
-  const { profile, owner, requestedModel } = c;
-  let model: string | undefined;
-  for (let i = 0; model === undefined && i < profile.modelMappers.length; i++) model = profile.modelMappers[i].match(requestedModel);
-  model ??= owner.modelMapper.match(requestedModel) ?? requestedModel;
+  const { profile, owner } = c;
+  const model = routedModel(c.requestedModel, profile.modelMappers, owner.modelMapper);
   c.model = model;
   c.level = profile.levelMapper.match(model) ?? owner.levelMapper.match(model) ?? c.row.level;
 }

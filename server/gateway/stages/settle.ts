@@ -18,6 +18,7 @@ import { estimateUsage, estimateWholeUsage } from '../dispatch/response-usage';
 import { equivalentTokens, unitCallCost } from '../../domain/pricing/units';
 import { unitMeterOf, unitPriceOf, usedUnits } from '../meter';
 import { usageUnitsOf, type UsageUnits } from '../../domain/usage/units';
+import { keyKindOf } from '../../state/provider-keys/key-pool';
 
 export interface SettleDeps {
   usage: Pick<UsageSink, 'record'>;
@@ -65,6 +66,7 @@ export function settle(d: SettleDeps, c: ProxyCall, o: Delivered): void {
     model,
     level,
     keyId: c.servedBy!.id,
+    keyKind: keyKindOf(c.servedBy!),
     endpoint: c.path,
     prompt: usage.prompt,
     completion: usage.completion,

@@ -16,6 +16,12 @@ export interface PooledKey {
   privateKey?: string;
 }
 
+/** A key's kind as usage records it (its provider_type); a key stored before kinds existed is standard. */
+export const keyKindOf = (key: Pick<PooledKey, 'config'>): string => {
+  const type = key.config?.provider_type;
+  return typeof type === 'string' && type ? type : 'standard';
+};
+
 /**
  * The routing snapshot of enabled provider keys, per Owner and Level, with round-robin
  * cursors and the sleeping state. Reloaded from the database on every key change.

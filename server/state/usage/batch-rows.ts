@@ -2,6 +2,7 @@ import type { UsageEvent } from '../../domain/usage/types';
 import { ancestorIdsOf } from '../../domain/accounts/dna';
 import { addUnits, sanitizeUnits, type UsageUnits } from '../../domain/usage/units';
 import { rollupModel } from '../../domain/usage/batch-usage';
+import { LATENCY_BUCKETS, latencyBucket } from '../../../contract/dashboard/latency-buckets';
 
 /**
  * What one batch of usage events becomes in the database, as pure functions of the events: the
@@ -81,6 +82,57 @@ export function subtreeRollups(daily: Daily[]): (Omit<Daily, 'accountId' | 'owne
   return [...byKey.values()].sort((a, b) => a.ancestorId - b.ancestorId || (a.day < b.day ? -1 : a.day > b.day ? 1 : 0) || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
 }
 
+/** A usage_latency_daily row: one account's own calls or its strict descendants', per day, model and key kind. */
+export interface LatencyRow {
+  accountId: number; whose: 'own' | 'below'; day: string; model: string; keyKind: string;
+  requests: number; durationBuckets: number[]; firstByteBuckets: number[];
+}
+
+/** The kind recorded for an event whose key's kind is not known (journal lines from before it was kept). */
+export const UNKNOWN_KEY_KIND = 'unknown';
+
+/**
+ * usage_latency_daily rows of a batch, sorted by key: each call with a duration counted in its
+ * account's own row and in every ancestor's `below` row (the ancestors it had when recorded, as
+ * usage_subtree_daily). A call without a first byte (not streamed) counts for duration only;
+ * one without a duration (a provider batch's record) is no call's latency and is left out.
+ */
+export function latencyRollups(batch: UsageEvent[]): LatencyRow[] {
+  // Each call once into its account's own row; the few own rows then into their ancestors'.
+  const own = new Map<string, LatencyRow & { dna: string }>();
+  for (const e of batch) {
+    if (typeof e.durationMs !== 'number' || !(e.durationMs >= 0)) continue;
+    const day = utcDay(e.at);
+    const model = rollupModel(e.model, e.batchId);
+    const keyKind = e.keyKind || UNKNOWN_KEY_KIND;
+    const k = `${e.accountId}|${day}|${keyKind}|${model}`;
+    let r = own.get(k);
+    if (!r) own.set(k, (r = { accountId: e.accountId, whose: 'own', day, model, keyKind, requests: 0, durationBuckets: zeros(), firstByteBuckets: zeros(), dna: e.dna }));
+    r.requests++;
+    r.durationBuckets[latencyBucket(e.durationMs)]++;
+    if (typeof e.firstByteMs === 'number' && e.firstByteMs >= 0) r.firstByteBuckets[latencyBucket(e.firstByteMs)]++;
+    r.dna = e.dna;
+  }
+  const rows = new Map<string, LatencyRow>();
+  for (const { dna, ...r } of own.values()) {
+    rows.set(`${r.accountId}|own|${r.day}|${r.keyKind}|${r.model}`, r);
+    for (const ancestorId of ancestorIdsOf(dna)) {
+      const k = `${ancestorId}|below|${r.day}|${r.keyKind}|${r.model}`;
+      let b = rows.get(k);
+      if (!b) rows.set(k, (b = { accountId: ancestorId, whose: 'below', day: r.day, model: r.model, keyKind: r.keyKind, requests: 0, durationBuckets: zeros(), firstByteBuckets: zeros() }));
+      b.requests += r.requests;
+      for (let i = 0; i < LATENCY_BUCKETS; i++) {
+        b.durationBuckets[i] += r.durationBuckets[i];
+        b.firstByteBuckets[i] += r.firstByteBuckets[i];
+      }
+    }
+  }
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...rows.values()].sort((a, b) => a.accountId - b.accountId || order(a.whose, b.whose) || order(a.day, b.day) || order(a.model, b.model) || order(a.keyKind, b.keyKind));
+}
+
+const zeros = () => new Array<number>(LATENCY_BUCKETS).fill(0);
+
 /** PostgreSQL text cannot hold NUL: one such model name would fail every batch it joined. */
 const text = (s: string | undefined, max: number) => {
   if (s === undefined) return '';
@@ -112,6 +164,7 @@ export function sanitize(e: UsageEvent, makeRequestId: () => string): UsageEvent
     model: text(e.model, 200) || 'unknown',
     level: Number.isInteger(e.level) && Math.abs(e.level!) <= INT_MAX ? e.level : null,
     keyId: Number.isInteger(e.keyId) && Math.abs(e.keyId!) <= INT_MAX ? e.keyId : null,
+    ...(typeof e.keyKind === 'string' && e.keyKind ? { keyKind: text(e.keyKind, 40) } : {}),
     endpoint: text(e.endpoint, 200),
     prompt: count(e.prompt),
     completion: count(e.completion),

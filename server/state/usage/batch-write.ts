@@ -1,16 +1,18 @@
-import { sql } from 'drizzle-orm';
+import { sql, type AnyColumn } from 'drizzle-orm';
 import type { Tx } from '../../adapters/storage/database';
-import { usageBatches, usageDaily, usageSubtreeDaily } from '../../adapters/storage/schema';
+import { usageBatches, usageDaily, usageLatencyDaily, usageSubtreeDaily } from '../../adapters/storage/schema';
 import type { Logger } from '../../core/log';
 import type { UsageEvent } from '../../domain/usage/types';
 import { deductCredit } from '../credits/ledger';
-import { aggregate, chargesOf, subtreeRollups, type Daily } from './batch-rows';
+import { aggregate, chargesOf, latencyRollups, subtreeRollups, type Daily } from './batch-rows';
 import type { RecordWriter } from './record-writers';
 
 /** usage_daily takes 12 parameters a row; PostgreSQL allows 65,535 per statement. */
 const ROWS_PER_INSERT = 4000;
 /** Raw records travel as one document (JSON or CSV): the bound is its size, not a parameter count. */
 const RECORDS_PER_INSERT = 10_000;
+/** usage_latency_daily takes 8 parameters a row (each histogram is one). */
+const LATENCY_ROWS_PER_INSERT = 4000;
 
 /** A rollup row met again adds the batch's counts to what it held. */
 const summed = (t: typeof usageDaily | typeof usageSubtreeDaily) => ({
@@ -29,7 +31,7 @@ const summed = (t: typeof usageDaily | typeof usageSubtreeDaily) => ({
 /**
  * One batch of usage in its transaction: the batch's ID (a retry of a batch whose commit went
  * through finds it and writes nothing twice), the raw records, the daily and subtree rollups
- * bills read, and the credit deductions.
+ * bills read, the latency rollup /dashboard/latency reads, and the credit deductions.
  */
 export async function writeBatch(tx: Tx, { id, events: batch }: { id: string; events: UsageEvent[] }, writeRecords: RecordWriter, log: Pick<Logger, 'warn'>): Promise<void> {
   const fresh = await tx.insert(usageBatches).values({ id }).onConflictDoNothing().returning({ id: usageBatches.id });
@@ -47,6 +49,7 @@ export async function writeBatch(tx: Tx, { id, events: batch }: { id: string; ev
     });
   }
   await writeSubtreeRollups(tx, daily);
+  await writeLatencyRollups(tx, batch);
   // Ascending account order, so two instances flushing at once lock cards in the same order.
   for (const [accountId, amount] of [...chargesOf(batch)].sort((a, b) => a[0] - b[0])) {
     await deductCredit(tx, accountId, amount);
@@ -59,6 +62,28 @@ async function writeSubtreeRollups(tx: Tx, daily: Daily[]): Promise<void> {
     await tx.insert(usageSubtreeDaily).values(rows.slice(i, i + ROWS_PER_INSERT)).onConflictDoUpdate({
       target: [usageSubtreeDaily.ancestorId, usageSubtreeDaily.day, usageSubtreeDaily.model],
       set: summed(usageSubtreeDaily),
+    });
+  }
+}
+
+/**
+ * Histograms met again add up bucket by bucket. WITH ORDINALITY keeps the buckets' order; a
+ * shorter array (rows written before buckets were added at the end) counts zero past its end.
+ */
+const bucketsAdded = (column: AnyColumn, excluded: string) => sql`ARRAY(SELECT coalesce(a, 0) + coalesce(b, 0)
+  FROM unnest(${column}, ${sql.raw(`excluded.${excluded}`)}) WITH ORDINALITY AS bucket(a, b, i) ORDER BY i)`;
+
+async function writeLatencyRollups(tx: Tx, batch: UsageEvent[]): Promise<void> {
+  const rows = latencyRollups(batch);
+  const t = usageLatencyDaily;
+  for (let i = 0; i < rows.length; i += LATENCY_ROWS_PER_INSERT) {
+    await tx.insert(t).values(rows.slice(i, i + LATENCY_ROWS_PER_INSERT)).onConflictDoUpdate({
+      target: [t.accountId, t.whose, t.day, t.model, t.keyKind],
+      set: {
+        requests: sql`${t.requests} + excluded.requests`,
+        durationBuckets: bucketsAdded(t.durationBuckets, 'duration_buckets'),
+        firstByteBuckets: bucketsAdded(t.firstByteBuckets, 'first_byte_buckets'),
+      },
     });
   }
 }

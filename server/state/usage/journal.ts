@@ -31,15 +31,18 @@ const HEARTBEAT_MS = 3_000;
 
 export interface JournalPosition { segment: number; offset: number }
 
-type EventLine = [number, number, number, string, string, number | null, number | null, string, number, number, number, number, number, string, number, string | undefined, (number | null)?, (number | null)?, (UsageUnits | null)?, (string[] | null)?, (string | null)?, (number | null)?];
+type EventLine = [number, number, number, string, string, number | null, number | null, string, number, number, number, number, number, string, number, string | undefined, (number | null)?, (number | null)?, (UsageUnits | null)?, (string[] | null)?, (string | null)?, (number | null)?, (string | null)?];
 
 export function encodeEvent(seq: number, e: UsageEvent): string {
   const line: EventLine = [seq, e.accountId, e.ownerId, e.dna, e.model, e.level, e.keyId, e.endpoint, e.prompt, e.completion, e.reasoning, e.cached, e.creditUsed, e.status, e.at.getTime(), e.requestId, e.durationMs ?? null, e.firstByteMs ?? null];
   // Only a unit-billed call's line carries its units: a chat call's line stays as it was.
-  if (e.units || e.droppedTools || e.batchId !== undefined) line.push(e.units ?? null);
-  if (e.droppedTools || e.batchId !== undefined) line.push(e.droppedTools ?? null);
+  const kind = e.keyKind !== undefined;
+  if (e.units || e.droppedTools || e.batchId !== undefined || kind) line.push(e.units ?? null);
+  if (e.droppedTools || e.batchId !== undefined || kind) line.push(e.droppedTools ?? null);
   // A batch's record (gateway/batches) names its batch and lines; older lines end before.
-  if (e.batchId !== undefined) line.push(e.batchId, e.batchLines ?? null);
+  if (e.batchId !== undefined || kind) line.push(e.batchId ?? null, e.batchLines ?? null);
+  // The serving key's kind (the latency rollup's) comes last: lines written before it end before.
+  if (kind) line.push(e.keyKind!);
   return `${JSON.stringify(line)}\n`;
 }
 
@@ -52,6 +55,7 @@ export function decodeEvent(l: EventLine): { seq: number; event: UsageEvent } {
       // Lines written before the timings were kept end at the request ID.
       durationMs: l[16] ?? undefined, firstByteMs: l[17] ?? undefined, units: l[18] ?? undefined,
       droppedTools: l[19] ?? undefined, batchId: l[20] ?? undefined, batchLines: l[21] ?? undefined,
+      ...(l[22] ? { keyKind: l[22] } : {}),
     },
   };
 }

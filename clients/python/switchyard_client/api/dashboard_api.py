@@ -507,6 +507,181 @@ class DashboardApi(object):
             _request_timeout=local_var_params.get('_request_timeout'),
             collection_formats=collection_formats)
 
+    def dashboard_latency(self, **kwargs):  # noqa: E501
+        """Percentiles of duration and time to first byte per model, per provider key kind and per day  # noqa: E501
+
+        Read from daily latency rollups, never from raw records. Period as /dashboard/bill: `date`, `start`[..`end`] or `days`; none means today (UTC days, at most 366). `scope=subtree` covers the caller and every account below it and needs manage permission. Percentiles are estimates from a histogram of 40 buckets (whole milliseconds, bounds √2 apart: 1, 2, 3, 4, 6, 8, 11, 16 … 741,455 ms), interpolated inside the bucket that holds the percentile: exact below 4 ms, otherwise within that bucket, which is about 41% wide; from 741,455 ms (about 12 minutes) up, the value given is that bound.  Access: Any valid account API key.  # noqa: E501
+        This method makes a synchronous HTTP request by default. To make an
+        asynchronous HTTP request, please pass async_req=True
+        >>> thread = api.dashboard_latency(async_req=True)
+        >>> result = thread.get()
+
+        :param async_req bool: execute request asynchronously
+        :param str date:
+        :param str d:
+        :param str start:
+        :param str s:
+        :param str start_date:
+        :param str end:
+        :param str e:
+        :param str end_date:
+        :param int days:
+        :param str scope:
+        :param _preload_content: if False, the urllib3.HTTPResponse object will
+                                 be returned without reading/decoding response
+                                 data. Default is True.
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :return: LatencyReport
+                 If the method is called asynchronously,
+                 returns the request thread.
+        """
+        kwargs['_return_http_data_only'] = True
+        return self.dashboard_latency_with_http_info(**kwargs)  # noqa: E501
+
+    def dashboard_latency_with_http_info(self, **kwargs):  # noqa: E501
+        """Percentiles of duration and time to first byte per model, per provider key kind and per day  # noqa: E501
+
+        Read from daily latency rollups, never from raw records. Period as /dashboard/bill: `date`, `start`[..`end`] or `days`; none means today (UTC days, at most 366). `scope=subtree` covers the caller and every account below it and needs manage permission. Percentiles are estimates from a histogram of 40 buckets (whole milliseconds, bounds √2 apart: 1, 2, 3, 4, 6, 8, 11, 16 … 741,455 ms), interpolated inside the bucket that holds the percentile: exact below 4 ms, otherwise within that bucket, which is about 41% wide; from 741,455 ms (about 12 minutes) up, the value given is that bound.  Access: Any valid account API key.  # noqa: E501
+        This method makes a synchronous HTTP request by default. To make an
+        asynchronous HTTP request, please pass async_req=True
+        >>> thread = api.dashboard_latency_with_http_info(async_req=True)
+        >>> result = thread.get()
+
+        :param async_req bool: execute request asynchronously
+        :param str date:
+        :param str d:
+        :param str start:
+        :param str s:
+        :param str start_date:
+        :param str end:
+        :param str e:
+        :param str end_date:
+        :param int days:
+        :param str scope:
+        :param _return_http_data_only: response data without head status code
+                                       and headers
+        :param _preload_content: if False, the urllib3.HTTPResponse object will
+                                 be returned without reading/decoding response
+                                 data. Default is True.
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :return: tuple(LatencyReport, status_code(int), headers(HTTPHeaderDict))
+                 If the method is called asynchronously,
+                 returns the request thread.
+        """
+
+        local_var_params = locals()
+
+        all_params = [
+            'date',
+            'd',
+            'start',
+            's',
+            'start_date',
+            'end',
+            'e',
+            'end_date',
+            'days',
+            'scope'
+        ]
+        all_params.extend(
+            [
+                'async_req',
+                '_return_http_data_only',
+                '_preload_content',
+                '_request_timeout'
+            ]
+        )
+
+        for key, val in six.iteritems(local_var_params['kwargs']):
+            if key not in all_params:
+                raise ApiTypeError(
+                    "Got an unexpected keyword argument '%s'"
+                    " to method dashboard_latency" % key
+                )
+            local_var_params[key] = val
+        del local_var_params['kwargs']
+
+        if self.api_client.client_side_validation and 'date' in local_var_params and not re.search(r'^\d{4}-\d{2}-\d{2}$', local_var_params['date']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `date` when calling `dashboard_latency`, must conform to the pattern `/^\d{4}-\d{2}-\d{2}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'd' in local_var_params and not re.search(r'^\d{4}-\d{2}-\d{2}$', local_var_params['d']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `d` when calling `dashboard_latency`, must conform to the pattern `/^\d{4}-\d{2}-\d{2}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'start' in local_var_params and not re.search(r'^\d{4}-\d{2}-\d{2}$', local_var_params['start']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `start` when calling `dashboard_latency`, must conform to the pattern `/^\d{4}-\d{2}-\d{2}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 's' in local_var_params and not re.search(r'^\d{4}-\d{2}-\d{2}$', local_var_params['s']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `s` when calling `dashboard_latency`, must conform to the pattern `/^\d{4}-\d{2}-\d{2}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'start_date' in local_var_params and not re.search(r'^\d{4}-\d{2}-\d{2}$', local_var_params['start_date']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `start_date` when calling `dashboard_latency`, must conform to the pattern `/^\d{4}-\d{2}-\d{2}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'end' in local_var_params and not re.search(r'^\d{4}-\d{2}-\d{2}$', local_var_params['end']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `end` when calling `dashboard_latency`, must conform to the pattern `/^\d{4}-\d{2}-\d{2}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'e' in local_var_params and not re.search(r'^\d{4}-\d{2}-\d{2}$', local_var_params['e']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `e` when calling `dashboard_latency`, must conform to the pattern `/^\d{4}-\d{2}-\d{2}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'end_date' in local_var_params and not re.search(r'^\d{4}-\d{2}-\d{2}$', local_var_params['end_date']):  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `end_date` when calling `dashboard_latency`, must conform to the pattern `/^\d{4}-\d{2}-\d{2}$/`")  # noqa: E501
+        if self.api_client.client_side_validation and 'days' in local_var_params and local_var_params['days'] > 366:  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `days` when calling `dashboard_latency`, must be a value less than or equal to `366`")  # noqa: E501
+        if self.api_client.client_side_validation and 'days' in local_var_params and local_var_params['days'] < 1:  # noqa: E501
+            raise ApiValueError("Invalid value for parameter `days` when calling `dashboard_latency`, must be a value greater than or equal to `1`")  # noqa: E501
+        collection_formats = {}
+
+        path_params = {}
+
+        query_params = []
+        if 'date' in local_var_params and local_var_params['date'] is not None:  # noqa: E501
+            query_params.append(('date', local_var_params['date']))  # noqa: E501
+        if 'd' in local_var_params and local_var_params['d'] is not None:  # noqa: E501
+            query_params.append(('d', local_var_params['d']))  # noqa: E501
+        if 'start' in local_var_params and local_var_params['start'] is not None:  # noqa: E501
+            query_params.append(('start', local_var_params['start']))  # noqa: E501
+        if 's' in local_var_params and local_var_params['s'] is not None:  # noqa: E501
+            query_params.append(('s', local_var_params['s']))  # noqa: E501
+        if 'start_date' in local_var_params and local_var_params['start_date'] is not None:  # noqa: E501
+            query_params.append(('start_date', local_var_params['start_date']))  # noqa: E501
+        if 'end' in local_var_params and local_var_params['end'] is not None:  # noqa: E501
+            query_params.append(('end', local_var_params['end']))  # noqa: E501
+        if 'e' in local_var_params and local_var_params['e'] is not None:  # noqa: E501
+            query_params.append(('e', local_var_params['e']))  # noqa: E501
+        if 'end_date' in local_var_params and local_var_params['end_date'] is not None:  # noqa: E501
+            query_params.append(('end_date', local_var_params['end_date']))  # noqa: E501
+        if 'days' in local_var_params and local_var_params['days'] is not None:  # noqa: E501
+            query_params.append(('days', local_var_params['days']))  # noqa: E501
+        if 'scope' in local_var_params and local_var_params['scope'] is not None:  # noqa: E501
+            query_params.append(('scope', local_var_params['scope']))  # noqa: E501
+
+        header_params = {}
+
+        form_params = []
+        local_var_files = {}
+
+        body_params = None
+        # HTTP header `Accept`
+        header_params['Accept'] = self.api_client.select_header_accept(
+            ['application/json'])  # noqa: E501
+
+        # Authentication setting
+        auth_settings = ['bearerAuth']  # noqa: E501
+
+        return self.api_client.call_api(
+            '/dashboard/latency', 'GET',
+            path_params,
+            query_params,
+            header_params,
+            body=body_params,
+            post_params=form_params,
+            files=local_var_files,
+            response_type='LatencyReport',  # noqa: E501
+            auth_settings=auth_settings,
+            async_req=local_var_params.get('async_req'),
+            _return_http_data_only=local_var_params.get('_return_http_data_only'),  # noqa: E501
+            _preload_content=local_var_params.get('_preload_content', True),
+            _request_timeout=local_var_params.get('_request_timeout'),
+            collection_formats=collection_formats)
+
     def dashboard_live(self, **kwargs):  # noqa: E501
         """user_info plus today's and this month's usage (UTC); meant for polling  # noqa: E501
 

@@ -35,16 +35,18 @@ class Model(object):
     openapi_types = {
         'id': 'str',
         'object': 'str',
-        'owned_by': 'str'
+        'owned_by': 'str',
+        'pricing': 'ModelPricing'
     }
 
     attribute_map = {
         'id': 'id',
         'object': 'object',
-        'owned_by': 'owned_by'
+        'owned_by': 'owned_by',
+        'pricing': 'pricing'
     }
 
-    def __init__(self, id=None, object=None, owned_by=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, id=None, object=None, owned_by=None, pricing=None, local_vars_configuration=None):  # noqa: E501
         """Model - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -53,11 +55,13 @@ class Model(object):
         self._id = None
         self._object = None
         self._owned_by = None
+        self._pricing = None
         self.discriminator = None
 
         self.id = id
         self.object = object
         self.owned_by = owned_by
+        self.pricing = pricing
 
     @property
     def id(self):
@@ -133,6 +137,29 @@ class Model(object):
             raise ValueError("Invalid value for `owned_by`, must not be `None`")  # noqa: E501
 
         self._owned_by = owned_by
+
+    @property
+    def pricing(self):
+        """Gets the pricing of this Model.  # noqa: E501
+
+        Switchyard's addition to the OpenAI shape: what this account pays; null when the model is not priced (a call of it is refused)  # noqa: E501
+
+        :return: The pricing of this Model.  # noqa: E501
+        :rtype: ModelPricing
+        """
+        return self._pricing
+
+    @pricing.setter
+    def pricing(self, pricing):
+        """Sets the pricing of this Model.
+
+        Switchyard's addition to the OpenAI shape: what this account pays; null when the model is not priced (a call of it is refused)  # noqa: E501
+
+        :param pricing: The pricing of this Model.  # noqa: E501
+        :type: ModelPricing
+        """
+
+        self._pricing = pricing
 
     def to_dict(self):
         """Returns the model properties as a dict"""
