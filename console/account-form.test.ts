@@ -76,7 +76,7 @@ describe('account form', () => {
 describe('recent requests per hour', () => {
   // fixed-date: hourBuckets is pure: hours come from the requests' own times.
   it('counts requests and abnormal ones per UTC hour, keeping empty hours between', () => {
-    const r = (at: string, status: 'ok' | 'abnormal') => ({ account_id: 7, request_id: null, created_at: at, model: 'm', endpoint: '/v1/chat/completions', level: 1, prompt: 1, completion: 2, reasoning: 0, cached: 0, credit_used: 0, status, duration_ms: 120, first_byte_ms: 40 });
+    const r = (at: string, status: 'ok' | 'abnormal') => ({ account_id: 7, request_id: null, created_at: at, model: 'm', endpoint: '/v1/chat/completions', level: 1, prompt: 1, completion: 2, reasoning: 0, cached: 0, credit_used: 0, status, duration_ms: 120, first_byte_ms: 40, key_kind: null });
     const b = hourBuckets([r('2026-11-23T10:05:00Z', 'ok'), r('2026-11-23T10:55:00Z', 'abnormal'), r('2026-11-23T12:01:00Z', 'ok')]);
     expect(b.map((x) => [new Date(x.hour * 1000).toISOString(), x.requests, x.abnormal])).toEqual([
       ['2026-11-23T10:00:00.000Z', 2, 1], ['2026-11-23T11:00:00.000Z', 0, 0], ['2026-11-23T12:00:00.000Z', 1, 0],

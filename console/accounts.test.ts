@@ -165,7 +165,8 @@ describe('the call on the Requests tab and in the usage charts', needs('chromium
     await expect.poll(() => rows.count()).toBe(1);
     expect(await rows.first().locator('td[data-label=Model]').textContent()).toBe('gpt-4o');
     expect(await rows.first().locator('td[data-label=Status]').textContent()).toBe('ok');
-    expect(await rows.first().locator('td[data-label=Level]').textContent()).toBe('7');
+    // Its Level, and the kind of key that served it.
+    expect(await rows.first().locator('td[data-label="Level, key kind"]').textContent()).toBe('7OpenAI-compatible');
     if (requestId) expect(await rows.first().getAttribute('data-request-id')).toBe(requestId);
     expect(await rows.first().locator('td[data-label="Duration / first byte"]').textContent()).toMatch(/^\d[\d,]* ms \/ \d[\d,]* ms$/);
     // The account by its name, its ID on hover.

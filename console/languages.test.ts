@@ -48,7 +48,7 @@ describe('a browser whose language is Chinese', needs('chromium'), () => {
     await signIn(page, '登录');
     await heading(page, 'AI API 示例');
     expect(await page.getByRole('navigation', { name: '控制台栏目' }).getByRole('link').allTextContents())
-      .toEqual(['AI API 示例', '账户', '服务商', '系统配置', '广播公告', '操作日志', '用量', '请求']);
+      .toEqual(['AI API 示例', '账户', '服务商', '系统配置', '广播公告', '操作日志', '用量', '请求', '余额', '模型']);
 
     await tab(page, '用量');
     await heading(page, '用量');

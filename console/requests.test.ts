@@ -47,6 +47,8 @@ describe('the Requests tab', needs('chromium'), () => {
     // Newest first.
     expect(await cells('Model')).toEqual(['whisper-1', 'dall-e-3', 'gpt-4o-mini']);
     expect(await cells('Units')).toEqual(['12 s of audio, 1 call', '2 images', '–']);
+    // Each call's Level, and the kind of key that served it (an OpenAI-compatible one here).
+    expect(await cells('Level, key kind')).toEqual(['1OpenAI-compatible', '1OpenAI-compatible', '1OpenAI-compatible']);
     expect(await page.locator('[data-testid=requests-table] thead th').allTextContents()).toContain('Units');
     await screenshots(page, 'tab-requests-units');
   });

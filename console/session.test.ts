@@ -30,7 +30,10 @@ describe('sign-in', needs('chromium'), () => {
     subaccountKey = created.body.User.SecretKey;
     await signIn(page, subaccountKey);
     await page.getByRole('heading', { name: 'Balance', exact: true }).waitFor();
-    expect(await page.locator('nav.tabs').getByRole('link', { name: 'Accounts' }).count()).toBe(0);
+    // None of the Owner's own tabs (its subaccounts it may manage: it has credit enough).
+    for (const ownerOnly of ['Providers', 'System configuration', 'AI API examples']) {
+      expect(await page.locator('nav.tabs').getByRole('link', { name: ownerOnly }).count()).toBe(0);
+    }
     expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([subaccountKey]);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.locator('#api-key').waitFor();

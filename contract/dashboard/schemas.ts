@@ -150,6 +150,7 @@ export const RequestUsage = z.object({
   status: z.enum(['ok', 'abnormal']),
   duration_ms: z.int().nullable().meta({ description: 'Milliseconds from the call\'s arrival to its end (a realtime response: from its start to its `response.done`); null for records older than this field' }),
   first_byte_ms: z.int().nullable().meta({ description: 'Milliseconds until the answer\'s head went out, streamed or whole (a realtime response: until its first event); null when unknown' }),
+  key_kind: z.string().nullable().meta({ description: 'The kind of provider key that served the call (standard: OpenAI-compatible, anthropic, azure, vertex, bedrock, gemini); null when unknown or recorded before it was kept' }),
   units: Units.optional().meta({ description: 'What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens), and the web searches a provider ran (web_searches, billed per search beside the tokens); absent for calls billed by tokens alone' }),
   dropped_tools: z.array(z.string()).optional().meta({ description: 'The tools a translated call left out because its provider lacks them (UNSUPPORTED_TOOLS=drop), as named in the answer\'s x-switchyard-dropped header; absent when none was' }),
   batch_id: z.string().optional().meta({ description: 'The provider batch this record bills (`/v1/batches`, `/v1/messages/batches`): one record per batch, at the batch price; absent for a call' }),

@@ -104,6 +104,12 @@ export interface RequestUsage {
      */
     first_byte_ms: number | null;
     /**
+     * The kind of provider key that served the call (standard: OpenAI-compatible, anthropic, azure, vertex, bedrock, gemini); null when unknown or recorded before it was kept
+     * @type {string}
+     * @memberof RequestUsage
+     */
+    key_kind: string | null;
+    /**
      * What a route billed by its own unit used, by kind (images, audio_seconds, characters, calls, search_units, audio_tokens), and the web searches a provider ran (web_searches, billed per search beside the tokens); absent for calls billed by tokens alone
      * @type {any}
      * @memberof RequestUsage
@@ -153,6 +159,7 @@ export function RequestUsageFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'status': json['status'],
         'duration_ms': json['duration_ms'],
         'first_byte_ms': json['first_byte_ms'],
+        'key_kind': json['key_kind'],
         'units': !exists(json, 'units') ? undefined : json['units'],
         'dropped_tools': !exists(json, 'dropped_tools') ? undefined : json['dropped_tools'],
         'batch_id': !exists(json, 'batch_id') ? undefined : json['batch_id'],
@@ -183,6 +190,7 @@ export function RequestUsageToJSON(value?: RequestUsage | null): any {
         'status': value.status,
         'duration_ms': value.duration_ms,
         'first_byte_ms': value.first_byte_ms,
+        'key_kind': value.key_kind,
         'units': value.units,
         'dropped_tools': value.dropped_tools,
         'batch_id': value.batch_id,

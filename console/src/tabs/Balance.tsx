@@ -3,6 +3,7 @@ import type { PeriodUsage, UserLive } from '../../../contract/dashboard/schemas'
 import { api } from '../api';
 import { Async } from '../ui/Async';
 import { StatCard } from '../ui/StatCard';
+import { CardTable } from '../ui/CardTable';
 import { formatDay, formatInt, formatMoney, formatPercent } from '../ui/format';
 import { t } from '../i18n';
 
@@ -26,25 +27,13 @@ function ModelUsageTable(props: { title: string; usage: PeriodUsage; testId: str
     <section class="card" aria-label={props.title}>
       <div class="card-head"><h2>{props.title}</h2></div>
       <Show when={rows().length > 0} fallback={<p class="muted">{t('balance.noUsage')}</p>}>
-        <table class="table table-compact table-cards" data-testid={props.testId}>
-          <thead><tr>
-            <th>{t('balance.model')}</th><th class="num">{t('balance.requestsColumn')}</th><th class="num">{t('balance.input')}</th>
-            <th class="num">{t('balance.output')}</th><th class="num">{t('balance.credit')}</th>
-          </tr></thead>
-          <tbody>
-            <For each={rows()}>
-              {([model, u]) => (
-                <tr>
-                  <td data-label={t('balance.model')} class="break">{model}</td>
-                  <td data-label={t('balance.requestsColumn')} class="num">{formatInt(u.Requests)}</td>
-                  <td data-label={t('balance.input')} class="num">{formatInt(u.Prompt)}</td>
-                  <td data-label={t('balance.output')} class="num">{formatInt(u.Completion)}</td>
-                  <td data-label={t('balance.credit')} class="num">{formatMoney(u.CreditUsed)}</td>
-                </tr>
-              )}
-            </For>
-          </tbody>
-        </table>
+        <CardTable testId={props.testId} rows={rows()} columns={[
+          { label: t('balance.model'), class: 'break', cell: ([model]) => model },
+          { label: t('balance.requestsColumn'), num: true, cell: ([, u]) => formatInt(u.Requests) },
+          { label: t('balance.input'), num: true, cell: ([, u]) => formatInt(u.Prompt) },
+          { label: t('balance.output'), num: true, cell: ([, u]) => formatInt(u.Completion) },
+          { label: t('balance.credit'), num: true, cell: ([, u]) => formatMoney(u.CreditUsed) },
+        ]} />
       </Show>
     </section>
   );
@@ -73,43 +62,23 @@ export function BalanceTab() {
             <section class="card" aria-label={t('balance.cards')}>
               <div class="card-head"><h2>{t('balance.cards')}</h2></div>
               <Show when={l.credit_balance.length > 0} fallback={<p class="muted">{t('balance.noCards')}</p>}>
-                <table class="table table-compact table-cards" data-testid="balance-cards">
-                  <thead><tr>
-                    <th class="num">{t('balance.amount')}</th><th class="num">{t('balance.left')}</th><th>{t('balance.granted')}</th><th>{t('balance.expires')}</th>
-                  </tr></thead>
-                  <tbody>
-                    <For each={l.credit_balance}>
-                      {(card) => (
-                        <tr>
-                          <td data-label={t('balance.amount')} class="num">{formatMoney(card.amount)}</td>
-                          <td data-label={t('balance.left')} class="num">{formatMoney(card.balance)}</td>
-                          <td data-label={t('balance.granted')} class="nowrap">{dayOf(card.granted_at)}</td>
-                          <td data-label={t('balance.expires')} class="nowrap">{dayOf(card.expires_at)}</td>
-                        </tr>
-                      )}
-                    </For>
-                  </tbody>
-                </table>
+                <CardTable testId="balance-cards" rows={l.credit_balance} columns={[
+                  { label: t('balance.amount'), num: true, cell: (card) => formatMoney(card.amount) },
+                  { label: t('balance.left'), num: true, cell: (card) => formatMoney(card.balance) },
+                  { label: t('balance.granted'), class: 'nowrap', cell: (card) => dayOf(card.granted_at) },
+                  { label: t('balance.expires'), class: 'nowrap', cell: (card) => dayOf(card.expires_at) },
+                ]} />
               </Show>
             </section>
             <div class="grid-2">
               <section class="card" aria-label={t('balance.caps')}>
                 <div class="card-head"><h2>{t('balance.caps')}</h2></div>
-                <table class="table table-compact table-cards" data-testid="balance-caps">
-                  <thead><tr><th>{t('balance.cap')}</th><th class="num">{t('balance.limit')}</th><th class="num">{t('balance.used')}</th><th class="num">{t('balance.share')}</th></tr></thead>
-                  <tbody>
-                    <For each={capsOf(l)}>
-                      {(c) => (
-                        <tr data-cap={c.cap}>
-                          <td data-label={t('balance.cap')}>{t(`balance.capNames.${c.cap}`)}</td>
-                          <td data-label={t('balance.limit')} class="num">{orNoLimit(c.limit, formatMoney)}</td>
-                          <td data-label={t('balance.used')} class="num">{formatMoney(c.used)}</td>
-                          <td data-label={t('balance.share')} class="num">{c.limit ? formatPercent((c.used / c.limit) * 100) : '–'}</td>
-                        </tr>
-                      )}
-                    </For>
-                  </tbody>
-                </table>
+                <CardTable testId="balance-caps" rows={capsOf(l)} rowAttrs={(c) => ({ 'data-cap': c.cap })} columns={[
+                  { label: t('balance.cap'), cell: (c) => t(`balance.capNames.${c.cap}`) },
+                  { label: t('balance.limit'), num: true, cell: (c) => orNoLimit(c.limit, formatMoney) },
+                  { label: t('balance.used'), num: true, cell: (c) => formatMoney(c.used) },
+                  { label: t('balance.share'), num: true, cell: (c) => (c.limit ? formatPercent((c.used / c.limit) * 100) : '–') },
+                ]} />
               </section>
               <section class="card" aria-label={t('balance.rateLimits')}>
                 <div class="card-head"><h2>{t('balance.rateLimits')}</h2></div>
@@ -130,20 +99,11 @@ export function BalanceTab() {
             <section class="card" aria-label={t('balance.modelLimits')}>
               <div class="card-head"><h2>{t('balance.modelLimits')}</h2></div>
               <Show when={Object.keys(l.model_limits).length > 0} fallback={<p class="muted">{t('balance.noModelLimits')}</p>}>
-                <table class="table table-compact table-cards" data-testid="balance-model-limits">
-                  <thead><tr><th>{t('balance.model')}</th><th class="num">{t('balance.rateNames.rpm')}</th><th class="num">{t('balance.rateNames.tpm')}</th></tr></thead>
-                  <tbody>
-                    <For each={Object.entries(l.model_limits)}>
-                      {([model, limit]) => (
-                        <tr>
-                          <td data-label={t('balance.model')} class="break">{model}</td>
-                          <td data-label={t('balance.rateNames.rpm')} class="num">{orNoLimit(limit.rpm, formatInt)}</td>
-                          <td data-label={t('balance.rateNames.tpm')} class="num">{orNoLimit(limit.tpm, formatInt)}</td>
-                        </tr>
-                      )}
-                    </For>
-                  </tbody>
-                </table>
+                <CardTable testId="balance-model-limits" rows={Object.entries(l.model_limits)} columns={[
+                  { label: t('balance.model'), class: 'break', cell: ([model]) => model },
+                  { label: t('balance.rateNames.rpm'), num: true, cell: ([, limit]) => orNoLimit(limit.rpm, formatInt) },
+                  { label: t('balance.rateNames.tpm'), num: true, cell: ([, limit]) => orNoLimit(limit.tpm, formatInt) },
+                ]} />
               </Show>
             </section>
             <ModelUsageTable title={t('balance.today')} usage={l.daily_usage} testId="balance-usage-today" />

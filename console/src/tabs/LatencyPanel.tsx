@@ -3,8 +3,10 @@ import type { LatencyReport } from '../../../contract/dashboard/latency-schemas'
 import { api } from '../api';
 import { Async } from '../ui/Async';
 import { TimeChart } from '../ui/TimeChart';
+import { ShareBars } from '../ui/charts';
 import { formatChartTime, formatInt, formatMs } from '../ui/format';
 import { t } from '../i18n';
+import { keyKindLabel } from '../ui/key-kind';
 
 /** The Usage tab's period as /dashboard/latency takes it (the bill's date parameters). */
 export interface LatencyPeriod { date?: string; start?: string; end?: string; days?: number }
@@ -12,9 +14,6 @@ export interface LatencyPeriod { date?: string; start?: string; end?: string; da
 type Group = LatencyReport['by_model'][number] | LatencyReport['by_key_kind'][number];
 interface Row { name: string; group: Group }
 
-const KINDS = ['standard', 'anthropic', 'azure', 'vertex', 'bedrock', 'gemini', 'unknown'] as const;
-/** A key kind by its product's name; a kind this console does not know yet reads as the API names it. */
-const kindLabel = (kind: string) => ((KINDS as readonly string[]).includes(kind) ? t(`latency.kinds.${kind as (typeof KINDS)[number]}`) : kind);
 const ms = (n: number | null) => (n === null ? '–' : formatMs(n));
 const dayLabel = (sec: number) => formatChartTime(sec, 'day');
 
@@ -49,13 +48,32 @@ export function LatencyPanel(props: { period: LatencyPeriod; scope: 'own' | 'sub
                   { label: t('latency.firstByteP50'), values: r.daily.map((d) => d.first_byte_ms.p50), color: '#0f8a5f', style: 'line', format: formatMs },
                   { label: t('latency.firstByteP90'), values: r.daily.map((d) => d.first_byte_ms.p90), color: '#7cc9a9', style: 'line', format: formatMs },
                 ]} />
+              <div class="grid-2" data-testid="latency-bars">
+                <LatencyBars title={t('latency.barsByModel')} rows={r.by_model.map((g) => ({ name: g.model, group: g }))} />
+                <LatencyBars title={t('latency.barsByKeyKind')} rows={r.by_key_kind.map((g) => ({ name: keyKindLabel(g.key_kind), group: g }))} />
+              </div>
               <LatencyTable title={t('latency.byModel')} head={t('latency.model')} testId="latency-models" rows={r.by_model.map((g) => ({ name: g.model, group: g }))} />
-              <LatencyTable title={t('latency.byKeyKind')} head={t('latency.keyKind')} testId="latency-key-kinds" rows={r.by_key_kind.map((g) => ({ name: kindLabel(g.key_kind), group: g }))} />
+              <LatencyTable title={t('latency.byKeyKind')} head={t('latency.keyKind')} testId="latency-key-kinds" rows={r.by_key_kind.map((g) => ({ name: keyKindLabel(g.key_kind), group: g }))} />
             </div>
           </Show>
         )}
       </Async>
     </section>
+  );
+}
+
+/** Each row's p90 duration as a bar beside the others, with its p50 and p99 in words. */
+function LatencyBars(props: { title: string; rows: Row[] }) {
+  const items = () => props.rows.map((r) => ({
+    name: r.name,
+    value: r.group.duration_ms.p90 ?? 0,
+    detail: t('latency.barDetail', { p50: ms(r.group.duration_ms.p50), p90: ms(r.group.duration_ms.p90), p99: ms(r.group.duration_ms.p99) }),
+  }));
+  return (
+    <div>
+      <h3 class="small bars-head">{props.title}</h3>
+      <ShareBars items={items()} empty={t('latency.empty')} />
+    </div>
   );
 }
 

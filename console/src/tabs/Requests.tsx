@@ -5,6 +5,7 @@ import { Async, latest } from '../ui/Async';
 import { Field } from '../ui/Field';
 import { formatInt, formatMoney, formatTime, formatUnits } from '../ui/format';
 import { t, tn } from '../i18n';
+import { keyKindLabel } from '../ui/key-kind';
 
 type RequestUsage = RequestPage['data'][number];
 
@@ -148,7 +149,7 @@ export function RequestsTab() {
               <table class="table table-compact table-cards" data-testid="requests-table">
                 <thead><tr>
                   <th>{t('requests.time')}</th><th>{t('requests.account')}</th><th>{t('requests.requestId')}</th><th>{t('requests.model')}</th><th>{t('requests.endpoint')}</th>
-                  <th class="num">{t('requests.level')}</th><th class="num wrap">{t('requests.tokensInOut')}</th><th>{t('requests.units')}</th><th class="num">{t('requests.credit')}</th>
+                  <th class="num wrap">{t('requests.levelKind')}</th><th class="num wrap">{t('requests.tokensInOut')}</th><th>{t('requests.units')}</th><th class="num">{t('requests.credit')}</th>
                   <th class="num wrap">{t('requests.duration')}</th><th>{t('requests.status')}</th>
                 </tr></thead>
                 <tbody>
@@ -164,7 +165,7 @@ export function RequestsTab() {
                           {/* A provider batch's one record: the lines it billed, at the batch price. */}
                           <Show when={r.batch_id}><div><span class="badge badge-batch" data-testid="batch-badge" title={t('requests.batchTitle', { id: r.batch_id ?? '' })}>{batchLabel(r.batch_lines ?? 0)}</span></div></Show>
                         </td>
-                        <td data-label={t('requests.level')} class="num">{r.level ?? '–'}</td>
+                        <td data-label={t('requests.levelKind')} class="num">{r.level ?? '–'}<Show when={r.key_kind}>{(k) => <div class="muted small" data-testid="key-kind">{keyKindLabel(k())}</div>}</Show></td>
                         <td data-label={t('requests.tokens')} class="num">{formatInt(r.prompt)} / {formatInt(r.completion)}</td>
                         <td data-label={t('requests.units')}>{formatUnits(r.units)}</td>
                         <td data-label={t('requests.credit')} class="num">{formatMoney(r.credit_used)}</td>

@@ -7,6 +7,7 @@ import { TimeChart } from '../ui/TimeChart';
 import { RecentHealth } from './RecentHealth';
 import { LatencyPanel } from './LatencyPanel';
 import { StatCard } from '../ui/StatCard';
+import { CardTable } from '../ui/CardTable';
 import { useSignedIn } from '../ui/signed-in';
 import { formatChartTime, formatCompact, formatDay, formatInt, formatMoney } from '../ui/format';
 import { t } from '../i18n';
@@ -155,21 +156,12 @@ function Figures(props: { loaded: Loaded; scope: Scope }) {
         <section class="card" aria-label={t('usage.spendByModel')}>
           <div class="card-head"><h2>{t('usage.spendByModel')}</h2><span class="muted small">{t('usage.byCredit')}</span></div>
           <Show when={models().length > 0} fallback={<p class="muted">{t('usage.noRequests')}</p>}>
-            <table class="table table-compact table-cards" data-testid="usage-models">
-              <thead><tr><th>{t('usage.model')}</th><th class="num">{t('usage.requests')}</th><th class="num">{t('usage.tokensColumn')}</th><th class="num">{t('usage.credit')}</th></tr></thead>
-              <tbody>
-                <For each={models()}>
-                  {(m) => (
-                    <tr>
-                      <td data-label={t('usage.model')} class="break">{m.model}</td>
-                      <td data-label={t('usage.requests')} class="num">{formatInt(m.requests)}</td>
-                      <td data-label={t('usage.tokensColumn')} class="num">{formatInt(m.tokens)}</td>
-                      <td data-label={t('usage.credit')} class="num">{formatMoney(m.credit)}</td>
-                    </tr>
-                  )}
-                </For>
-              </tbody>
-            </table>
+            <CardTable testId="usage-models" rows={models()} columns={[
+              { label: t('usage.model'), class: 'break', cell: (m) => m.model },
+              { label: t('usage.requests'), num: true, cell: (m) => formatInt(m.requests) },
+              { label: t('usage.tokensColumn'), num: true, cell: (m) => formatInt(m.tokens) },
+              { label: t('usage.credit'), num: true, cell: (m) => formatMoney(m.credit) },
+            ]} />
           </Show>
         </section>
         <Show when={subaccounts()}>
@@ -177,20 +169,11 @@ function Figures(props: { loaded: Loaded; scope: Scope }) {
             <section class="card" aria-label={t('usage.spendBySubaccount')}>
               <div class="card-head"><h2>{t('usage.spendBySubaccount')}</h2><span class="muted small">{t('usage.byCredit')}</span></div>
               <Show when={rows().length > 0} fallback={<p class="muted">{t('usage.noSubaccountRequests')}</p>}>
-                <table class="table table-compact table-cards" data-testid="usage-subaccounts">
-                  <thead><tr><th>{t('usage.account')}</th><th class="num">{t('usage.requests')}</th><th class="num">{t('usage.credit')}</th></tr></thead>
-                  <tbody>
-                    <For each={rows()}>
-                      {(u) => (
-                        <tr data-account-id={u.id}>
-                          <td data-label={t('usage.account')} class="break"><span title={t('common.idRef', { id: String(u.id) })}>{u.name}</span></td>
-                          <td data-label={t('usage.requests')} class="num">{formatInt(u.requests)}</td>
-                          <td data-label={t('usage.credit')} class="num">{formatMoney(u.credit)}</td>
-                        </tr>
-                      )}
-                    </For>
-                  </tbody>
-                </table>
+                <CardTable testId="usage-subaccounts" rows={rows()} rowAttrs={(u) => ({ 'data-account-id': u.id })} columns={[
+                  { label: t('usage.account'), class: 'break', cell: (u) => <span title={t('common.idRef', { id: String(u.id) })}>{u.name}</span> },
+                  { label: t('usage.requests'), num: true, cell: (u) => formatInt(u.requests) },
+                  { label: t('usage.credit'), num: true, cell: (u) => formatMoney(u.credit) },
+                ]} />
               </Show>
             </section>
           )}

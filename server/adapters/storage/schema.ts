@@ -142,6 +142,8 @@ export const usageRecords = pgTable('usage_records', {
   model: text('model').notNull(),
   level: integer('level'),
   keyId: integer('key_id'),
+  /** The serving provider key's kind (its provider_type) when the call was made; null: unknown or recorded before it was kept. */
+  keyKind: text('key_kind'),
   endpoint: text('endpoint').notNull().default(''),
   prompt: integer('prompt').notNull().default(0),
   completion: integer('completion').notNull().default(0),

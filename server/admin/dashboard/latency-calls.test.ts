@@ -1,6 +1,7 @@
 /**
- * Real calls through the gateway and the mock upstream reach /dashboard/latency under the kind
- * of the provider key that served them (the key's provider_type, carried on the usage event).
+ * Real calls through the gateway and the mock upstream reach /dashboard/latency and the request
+ * log under the kind of the provider key that served them (the key's provider_type, carried on
+ * the usage event and kept in its record).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hello, nextLevel, secret, startProxyFixture, type ProxyFixture } from '../../gateway/test-fixture';
@@ -31,5 +32,8 @@ describe('latency of real calls', () => {
     // The streamed call had its head out before its end.
     expect(m.first_byte_requests).toBeGreaterThanOrEqual(1);
     expect(m.first_byte_ms.p50).toBeLessThanOrEqual(m.duration_ms.p99);
+    // Each record keeps the kind too: the request log shows it per call.
+    const log = await f.gw.as(user.key).get('/dashboard/requests');
+    expect(log.body.data.map((x: any) => x.key_kind)).toEqual(['anthropic', 'anthropic']);
   });
 });

@@ -56,7 +56,7 @@ export async function readRequests(db: Db, caller: Caller, q: RequestQuery): Pro
     data: page.map((r) => ({
       account_id: r.accountId, request_id: r.requestId, created_at: r.createdAt.toISOString(), model: r.model, endpoint: r.endpoint, level: r.level,
       prompt: r.prompt, completion: r.completion, reasoning: r.reasoning, cached: r.cached, credit_used: Number(r.creditUsed), status: r.status === 'abnormal' ? 'abnormal' : 'ok',
-      duration_ms: r.durationMs, first_byte_ms: r.firstByteMs, ...(r.units ? { units: r.units } : {}),
+      duration_ms: r.durationMs, first_byte_ms: r.firstByteMs, key_kind: r.keyKind, ...(r.units ? { units: r.units } : {}),
       ...(r.droppedTools ? { dropped_tools: r.droppedTools.split(',') } : {}),
       ...(r.batchId ? { batch_id: r.batchId, batch_lines: r.batchLines ?? 0 } : {}),
     })),

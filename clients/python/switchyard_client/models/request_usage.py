@@ -47,6 +47,7 @@ class RequestUsage(object):
         'status': 'str',
         'duration_ms': 'int',
         'first_byte_ms': 'int',
+        'key_kind': 'str',
         'units': 'dict',
         'dropped_tools': 'list[str]',
         'batch_id': 'str',
@@ -68,13 +69,14 @@ class RequestUsage(object):
         'status': 'status',
         'duration_ms': 'duration_ms',
         'first_byte_ms': 'first_byte_ms',
+        'key_kind': 'key_kind',
         'units': 'units',
         'dropped_tools': 'dropped_tools',
         'batch_id': 'batch_id',
         'batch_lines': 'batch_lines'
     }
 
-    def __init__(self, account_id=None, request_id=None, created_at=None, model=None, endpoint=None, level=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, status=None, duration_ms=None, first_byte_ms=None, units=None, dropped_tools=None, batch_id=None, batch_lines=None, local_vars_configuration=None):  # noqa: E501
+    def __init__(self, account_id=None, request_id=None, created_at=None, model=None, endpoint=None, level=None, prompt=None, completion=None, reasoning=None, cached=None, credit_used=None, status=None, duration_ms=None, first_byte_ms=None, key_kind=None, units=None, dropped_tools=None, batch_id=None, batch_lines=None, local_vars_configuration=None):  # noqa: E501
         """RequestUsage - a model defined in OpenAPI"""  # noqa: E501
         if local_vars_configuration is None:
             local_vars_configuration = Configuration()
@@ -94,6 +96,7 @@ class RequestUsage(object):
         self._status = None
         self._duration_ms = None
         self._first_byte_ms = None
+        self._key_kind = None
         self._units = None
         self._dropped_tools = None
         self._batch_id = None
@@ -114,6 +117,7 @@ class RequestUsage(object):
         self.status = status
         self.duration_ms = duration_ms
         self.first_byte_ms = first_byte_ms
+        self.key_kind = key_kind
         if units is not None:
             self.units = units
         if dropped_tools is not None:
@@ -504,6 +508,29 @@ class RequestUsage(object):
             raise ValueError("Invalid value for `first_byte_ms`, must be a value greater than or equal to `-9007199254740991`")  # noqa: E501
 
         self._first_byte_ms = first_byte_ms
+
+    @property
+    def key_kind(self):
+        """Gets the key_kind of this RequestUsage.  # noqa: E501
+
+        The kind of provider key that served the call (standard: OpenAI-compatible, anthropic, azure, vertex, bedrock, gemini); null when unknown or recorded before it was kept  # noqa: E501
+
+        :return: The key_kind of this RequestUsage.  # noqa: E501
+        :rtype: str
+        """
+        return self._key_kind
+
+    @key_kind.setter
+    def key_kind(self, key_kind):
+        """Sets the key_kind of this RequestUsage.
+
+        The kind of provider key that served the call (standard: OpenAI-compatible, anthropic, azure, vertex, bedrock, gemini); null when unknown or recorded before it was kept  # noqa: E501
+
+        :param key_kind: The key_kind of this RequestUsage.  # noqa: E501
+        :type: str
+        """
+
+        self._key_kind = key_kind
 
     @property
     def units(self):

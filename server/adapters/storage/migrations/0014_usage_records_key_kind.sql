@@ -1,0 +1,1 @@
+ALTER TABLE "usage_records" ADD COLUMN "key_kind" text;
