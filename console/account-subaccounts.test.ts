@@ -96,7 +96,8 @@ describe('a reseller\'s console', needs('chromium'), () => {
     await expect.poll(() => notice.textContent()).toContain(`Topped up ${NAME}.`);
     expect(await notice.locator('[data-testid=credit-requested]').textContent()).toBe('Requested $3.50');
     expect(await notice.locator('[data-testid=credit-credited]').textContent()).toBe('Credited $3.50');
-    expect(await page.locator('[data-testid=account-balance]').textContent()).toBe('$5.50');
+    // The notice comes first; the account's figures once the list is read again.
+    await expect.poll(() => page.locator('[data-testid=account-balance]').textContent()).toBe('$5.50');
     expect(await balanceOf(reseller.key)).toBeCloseTo(before - 3.5, 6);
     await expect.poll(() => focusedTestId(page)).toBe('accounts-notice');
   });

@@ -109,6 +109,10 @@ export async function seriousViolations(page: Page): Promise<Violation[]> {
 export function overflowing(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const width = document.documentElement.clientWidth;
+    // A figure wider than its stat card sticks out of the card without making the page scroll.
+    const cards = [...document.querySelectorAll('.stat-card')].filter((c) => c.scrollWidth > c.clientWidth + 1)
+      .map((c) => `.stat-card "${(c.textContent ?? '').trim().slice(0, 40)}" is ${c.scrollWidth}px wide in ${c.clientWidth}px`);
+    if (cards.length > 0) return cards;
     if (document.documentElement.scrollWidth <= width) return [];
     const scrolls = (e: Element | null): boolean => {
       for (let p = e; p && p !== document.body; p = p.parentElement) {
@@ -126,7 +130,7 @@ export function overflowing(page: Page): Promise<string[]> {
 
 /**
  * Full-page screenshots of the current view at desktop and phone width, for a human to look at;
- * at either width nothing may make the page scroll sideways.
+ * at either width nothing may make the page scroll sideways, nor a figure stick out of its stat card.
  */
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true });
@@ -138,7 +142,7 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     await page.waitForTimeout(150);
     await page.screenshot({ path: path.join(screenshotDir, `${name}-${tag}.png`), fullPage: true });
     const wide = await overflowing(page);
-    if (wide.length > 0) throw new Error(`${name} at ${size.width}×${size.height} scrolls sideways: ${wide.join('; ')}`);
+    if (wide.length > 0) throw new Error(`${name} at ${size.width}×${size.height} overflows: ${wide.join('; ')}`);
   }
   await page.setViewportSize(before);
 }

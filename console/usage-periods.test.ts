@@ -51,6 +51,19 @@ afterAll(async () => {
   await h.close();
 });
 
+/**
+ * A console page whose clock the test moves: it runs as a real one, and `later` jumps it past
+ * the next live read (every 15 s) at once instead of waiting for it.
+ */
+async function openWithClock(ctx: BrowserContext): Promise<Page> {
+  const page = await ctx.newPage();
+  await page.clock.install();
+  page.on('request', (r) => h.requests.push(r));
+  await page.goto(`${h.gw.url}/console/`);
+  return page;
+}
+const later = (page: Page) => page.clock.fastForward(16_000);
+
 const stat = (page: Page, id: string) => page.locator(`[data-testid=${id}] .stat-value`);
 const hintOf = (page: Page, id: string) => page.locator(`[data-testid=${id}] .stat-hint`);
 const rowsOf = (page: Page, table: string) => page.locator(`[data-testid=${table}] tbody tr`);
@@ -83,7 +96,7 @@ async function openUsage(page: Page, key: string, names = { usage: 'Usage', bala
 
 describe('a reseller\'s usage', needs('chromium'), () => {
   it('shows its own usage and its subaccounts\' for the last 30 days, today (live), a day and a range', async () => {
-    const page = await h.open(h.context);
+    const page = await openWithClock(h.context);
     page.setDefaultTimeout(10_000);
     const calls = callsOf(page);
     await openUsage(page, reseller.key);
@@ -117,7 +130,7 @@ describe('a reseller\'s usage', needs('chromium'), () => {
     // A call made while Today is shown appears without a reload (read again every 15 s).
     h.gw.gateway.usage.record(usageOf(reseller, { model: 'gpt-4o', creditUsed: 0.5 }));
     await h.gw.gateway.usage.flush();
-    await expect.poll(() => stat(page, 'usage-credit').textContent(), { timeout: 25_000 }).toBe('$1.60');
+    await expect.poll(async () => { await later(page); return stat(page, 'usage-credit').textContent(); }).toBe('$1.60');
     expect(await stat(page, 'usage-requests').textContent()).toBe('4');
 
     // One day, three days ago: the bakery spent most.
@@ -196,7 +209,7 @@ describe('a reseller\'s usage', needs('chromium'), () => {
 describe('a plain account\'s usage', needs('chromium'), () => {
   it('is its own alone: no scope switch, no subaccount table, no /x-bill; Today stops being read when the tab closes', async () => {
     expect((await h.gw.as(plain.key).get('/dashboard/status')).body.manage).toBe(false);
-    const page = await h.open(h.context);
+    const page = await openWithClock(h.context);
     page.setDefaultTimeout(10_000);
     const calls = callsOf(page);
     await openUsage(page, plain.key);
@@ -228,12 +241,15 @@ describe('a plain account\'s usage', needs('chromium'), () => {
     // Read again while shown…
     const live = () => calls.filter((c) => c === 'dashboard.live').length;
     const first = live();
-    await expect.poll(live, { timeout: 25_000 }).toBeGreaterThan(first);
+    await expect.poll(async () => { await later(page); return live(); }).toBeGreaterThan(first);
     // …and no more once the tab is left.
     await openTab(page, 'Models');
     await page.getByRole('heading', { name: 'Models', exact: true }).waitFor();
     const left = live();
-    await page.waitForTimeout(17_000);
+    await later(page);
+    await later(page);
+    // Time for a read the page might still send.
+    await page.waitForTimeout(500);
     expect(live()).toBe(left);
     expect(calls).not.toContain('billing.descendants');
     await page.close();

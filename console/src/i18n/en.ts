@@ -50,7 +50,7 @@ export const en = {
   },
   signIn: {
     heading: 'Switchyard console',
-    intro: 'Sign in with any API key of this gateway: an Owner\'s key opens the Owner console, any other account\'s key its own console (balance, models and requests). The key stays in this browser tab and is forgotten when the tab is closed.',
+    intro: 'Sign in with any API key of this gateway: an Owner\'s key opens the Owner console, any other account\'s key its own console (balance, usage, models, requests and, for a reseller, its subaccounts). The key stays in this browser tab and is forgotten when the tab is closed.',
     keyLabel: 'API key',
     submit: 'Sign in',
     checking: 'Checking…',
@@ -413,6 +413,7 @@ export const en = {
   logs: {
     title: 'Operation log',
     intro: 'Every change made through the API in this tenant, newest first.',
+    introAccount: 'The changes you and the accounts below you made, and those made to you or to them, newest first.',
     loading: 'Loading the operation log…',
     empty: 'No operations recorded yet.',
     time: 'Time',

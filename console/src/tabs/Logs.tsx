@@ -4,6 +4,7 @@ import { Async, latest } from '../ui/Async';
 import { Pager } from '../ui/Pager';
 import { formatTime } from '../ui/format';
 import { t } from '../i18n';
+import { useSignedIn } from '../ui/signed-in';
 
 /** The console's page size: a fixed choice of the console (the API allows up to 100). */
 const PAGE_SIZE = 24;
@@ -11,7 +12,8 @@ const PAGE_SIZE = 24;
 const readableValue = (v: unknown): string => {
   if (v === null || v === undefined || v === '') return '—';
   if (Array.isArray(v)) return v.length ? v.map(readableValue).join(', ') : '—';
-  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  // A nested record (a credit transfer, say) as its fields in words, not as JSON.
+  return typeof v === 'object' ? Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k} ${readableValue(x)}`).join(', ') : String(v);
 };
 
 /** Details are stored as text or a JSON object; show objects as `key: value` pairs. */
@@ -26,6 +28,7 @@ function readableDetails(details: string): string {
 }
 
 export function LogsTab() {
+  const signedIn = useSignedIn();
   const [page, setPage] = createSignal(1);
   // Mounting the tab fetches again, so every visit shows the latest entries.
   const [logs, { refetch }] = createResource(page, (p) => api.dashboard.logs.query({ page: p, size: PAGE_SIZE }));
@@ -36,7 +39,7 @@ export function LogsTab() {
       <div class="page-head page-head-row">
         <div class="page-title">
           <h1>{t('logs.title')}</h1>
-          <p class="muted">{t('logs.intro')}</p>
+          <p class="muted">{signedIn?.info.is_owner === false ? t('logs.introAccount') : t('logs.intro')}</p>
         </div>
         <button type="button" class="btn" onClick={() => refetch()} disabled={logs.loading}>{t('common.refresh')}</button>
       </div>
