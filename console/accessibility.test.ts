@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext } from 'playwright-core';
 import { ConsoleHarness, DESKTOP, screenshots, seriousViolations, type Violation } from './test-support';
 import { needs } from '../server/testing/requirements';
+import { createAccount, rootAccount, usageOf, type TestAccount } from '../server/testing/accounts';
 
 /**
  * axe-core on every page of the console, in English and in Chinese: no serious or critical
@@ -10,12 +11,20 @@ import { needs } from '../server/testing/requirements';
  * page is also photographed at desktop and phone width in both languages
  * (console/screenshots/page-<tab>-<language>-…), and may not scroll sideways at either.
  */
-const PAGES = ['#/examples', '#/accounts', '#/providers', '#/config', '#/news', '#/logs', '#/usage', '#/requests'];
+const PAGES = ['#/examples', '#/accounts', '#/providers', '#/config', '#/news', '#/logs', '#/usage', '#/requests', '#/balance', '#/models'];
 const h = new ConsoleHarness();
 let chinese: BrowserContext;
+/** A reseller (credit enough to manage) with a customer, usage and news: every page of an account console has something to show. */
+let reseller: TestAccount;
 
 beforeAll(async () => {
   await h.start();
+  reseller = await createAccount(h.gw, rootAccount(h.gw), { Alias: 'Reseller', CreditGranted: 50 });
+  const customer = await createAccount(h.gw, reseller, { Alias: 'Customer', CreditGranted: 5 });
+  h.gw.gateway.usage.record(usageOf(reseller, { model: 'gpt-4o-mini', creditUsed: 0.2, durationMs: 40, firstByteMs: 12, keyKind: 'standard' }));
+  h.gw.gateway.usage.record(usageOf(customer, { model: 'gpt-4o', creditUsed: 0.5, durationMs: 90, keyKind: 'anthropic' }));
+  await h.gw.gateway.usage.flush();
+  expect((await h.gw.root.post(`/x-news/${reseller.dna}`, { title: 'Maintenance', content: 'Tonight, 22:00 UTC.' })).status).toBeLessThan(300);
   chinese = await h.browser.newContext({ viewport: DESKTOP });
   await chinese.addInitScript(() => localStorage.setItem('switchyard.language', 'zh-CN'));
 }, 180_000);
@@ -42,6 +51,27 @@ describe('axe-core', needs('chromium'), () => describe.each([['English', () => h
       await page.waitForLoadState('networkidle');
       report[hash] = await seriousViolations(page);
       await screenshots(page, `page-${hash.slice(2)}-${tag}`);
+    }
+    expect(Object.fromEntries(Object.entries(report).filter(([, v]) => v.length > 0))).toEqual({});
+    await page.close();
+  }, 120_000);
+
+  it('has none on any page of an account console (a reseller\'s)', async () => {
+    const page = await h.open(context());
+    page.setDefaultTimeout(10_000);
+    await page.locator('#api-key').fill(reseller.key);
+    await page.getByRole('button', { name: signInLabel }).click();
+    const nav = page.locator('nav.tabs');
+    await nav.waitFor();
+    const hashes = await nav.getByRole('link').evaluateAll((links) => links.map((l) => l.getAttribute('href') ?? ''));
+    expect(hashes).toEqual(['#/balance', '#/usage', '#/models', '#/requests', '#/accounts', '#/news', '#/logs']);
+    const report: Record<string, Violation[]> = {};
+    for (const hash of hashes) {
+      await page.evaluate((to) => { location.hash = to; }, hash);
+      await page.locator('main.content h1').first().waitFor();
+      await page.waitForLoadState('networkidle');
+      report[hash] = await seriousViolations(page);
+      await screenshots(page, `account-page-${hash.slice(2)}-${tag}`);
     }
     expect(Object.fromEntries(Object.entries(report).filter(([, v]) => v.length > 0))).toEqual({});
     await page.close();
