@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext } from 'playwright-core';
-import { ConsoleHarness, DESKTOP, screenshots, seriousViolations, type Violation } from './test-support';
+import { ConsoleHarness, screenshots, seriousViolations, type Violation } from './test-support';
 import { needs } from '../server/testing/requirements';
 import { createAccount, rootAccount, usageOf, type TestAccount } from '../server/testing/accounts';
 
@@ -25,8 +25,7 @@ beforeAll(async () => {
   h.gw.gateway.usage.record(usageOf(customer, { model: 'gpt-4o', creditUsed: 0.5, durationMs: 90, keyKind: 'anthropic' }));
   await h.gw.gateway.usage.flush();
   expect((await h.gw.root.post(`/x-news/${reseller.dna}`, { title: 'Maintenance', content: 'Tonight, 22:00 UTC.' })).status).toBeLessThan(300);
-  chinese = await h.browser.newContext({ viewport: DESKTOP });
-  await chinese.addInitScript(() => localStorage.setItem('switchyard.language', 'zh-CN'));
+  chinese = await h.chineseContext();
 }, 180_000);
 afterAll(async () => {
   await chinese?.close();

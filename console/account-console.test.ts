@@ -24,8 +24,7 @@ let mini: ModelPricing;
 
 beforeAll(async () => {
   await h.start();
-  chinese = await h.browser.newContext({ viewport: DESKTOP });
-  await chinese.addInitScript(() => localStorage.setItem('switchyard.language', 'zh-CN'));
+  chinese = await h.chineseContext();
   shop = await createAccount(h.gw, rootAccount(h.gw), {
     Alias: 'Tea shop', CreditGranted: 25, DailyLimit: 4, SoftLimit: 20, HardLimit: 40, RPM: 60, TPD: 100_000,
     AllowModels: 'gpt-4o-mini claude-sonnet-4*', Rates: 1.25, Factor: 1.1, ModelLimits: { 'gpt-4o-mini': { rpm: 30, tpm: 90_000 } },

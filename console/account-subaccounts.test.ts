@@ -24,8 +24,7 @@ let subId = 0;
 
 beforeAll(async () => {
   await h.start();
-  chinese = await h.browser.newContext({ viewport: DESKTOP });
-  await chinese.addInitScript(() => localStorage.setItem('switchyard.language', 'zh-CN'));
+  chinese = await h.chineseContext();
   // USER_API_BALANCE is 20 by default: 100 gives manage permission, 5 does not.
   reseller = await createAccount(h.gw, rootAccount(h.gw), { Alias: 'Reseller', CreditGranted: 100 });
   plain = await createAccount(h.gw, rootAccount(h.gw), { Alias: 'Plain', CreditGranted: 5 });

@@ -165,6 +165,13 @@ export class ConsoleHarness {
     this.context = await this.browser.newContext({ viewport: DESKTOP });
   }
 
+  /** A browser context whose console starts in Chinese, as if its user had picked it once. */
+  async chineseContext(): Promise<BrowserContext> {
+    const ctx = await this.browser.newContext({ viewport: DESKTOP });
+    await ctx.addInitScript(() => localStorage.setItem('switchyard.language', 'zh-CN'));
+    return ctx;
+  }
+
   async close(): Promise<void> {
     await this.browser?.close();
     await this.gw?.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createAccount, rootAccount, usageOf, type TestAccount } from '../server/testing/accounts';
-import { ConsoleHarness, DESKTOP, openTab, screenshots, seriousViolations } from './test-support';
+import { ConsoleHarness, openTab, screenshots, seriousViolations } from './test-support';
 import { needs } from '../server/testing/requirements';
 
 /**
@@ -24,8 +24,7 @@ const dayOf = (n: number) => ago(n).toISOString().slice(0, 10);
 
 beforeAll(async () => {
   await h.start();
-  chinese = await h.browser.newContext({ viewport: DESKTOP });
-  await chinese.addInitScript(() => localStorage.setItem('switchyard.language', 'zh-CN'));
+  chinese = await h.chineseContext();
   // Above USER_API_BALANCE ($20): the reseller may manage; the plain account, with $5, may not.
   reseller = await createAccount(h.gw, rootAccount(h.gw), { Alias: 'Reseller', CreditGranted: 60 });
   cafe = await createAccount(h.gw, reseller, { Alias: 'Cafe', CreditGranted: 5 });
