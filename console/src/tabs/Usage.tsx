@@ -109,8 +109,10 @@ export function UsageTab() {
         <Match when={bills.error}><ErrorBox error={bills.error} onRetry={refetch} /></Match>
         <Match when={latest(bills)}>{(b) => <Figures loaded={b()} scope={b().descendants ? scope() : 'own'} />}</Match>
       </Switch>
-      {/* Latency has no "subaccounts only" rollup: the subtree's includes the caller's own calls. */}
-      <Show when={request()}>{(r) => <LatencyPanel period={r().query} scope={manage() && scope() !== 'own' ? 'subtree' : 'own'} />}</Show>
+      {/* Latency has no "subaccounts only" rollup: the subtree's includes the caller's own calls. It
+          is asked for with the bills, in their round trip: its scope follows the status read at sign-in
+          until the bills say the permission has lapsed since. */}
+      <Show when={request()}>{(r) => <LatencyPanel period={r().query} scope={(latest(bills) ? manage() : r().manage) && scope() !== 'own' ? 'subtree' : 'own'} />}</Show>
       <RecentHealth />
     </div>
   );
