@@ -1,9 +1,10 @@
-import { createResource, For, Show } from 'solid-js';
+import { createResource, Show } from 'solid-js';
 import type { LatencyReport } from '../../../contract/dashboard/latency-schemas';
 import { api } from '../api';
 import { Async } from '../ui/Async';
 import { TimeChart } from '../ui/TimeChart';
 import { ShareBars } from '../ui/charts';
+import { CardTable, type Column } from '../ui/CardTable';
 import { formatChartTime, formatInt, formatMs } from '../ui/format';
 import { t } from '../i18n';
 import { keyKindLabel } from '../ui/key-kind';
@@ -79,45 +80,23 @@ function LatencyBars(props: { title: string; rows: Row[] }) {
 
 /** One list of the report: calls, streamed calls, and the three percentiles of each time. */
 function LatencyTable(props: { title: string; head: string; testId: string; rows: Row[] }) {
-  const columns = () => [
-    { label: t('latency.durationP50'), value: (g: Group) => g.duration_ms.p50 },
-    { label: t('latency.durationP90'), value: (g: Group) => g.duration_ms.p90 },
-    { label: t('latency.durationP99'), value: (g: Group) => g.duration_ms.p99 },
-    { label: t('latency.firstByteP50'), value: (g: Group) => g.first_byte_ms.p50 },
-    { label: t('latency.firstByteP90'), value: (g: Group) => g.first_byte_ms.p90 },
-    { label: t('latency.firstByteP99'), value: (g: Group) => g.first_byte_ms.p99 },
-  ];
+  // No value (no streamed call for a first byte): a dash, read out as a word.
+  const time = (v: number | null) => (v === null ? <><span aria-hidden="true">–</span><span class="sr-only">{t('latency.noValue')}</span></> : ms(v));
+  const percentile = (label: string, value: (g: Group) => number | null): Column<Row> => ({ label, num: true, wrapHead: true, cell: (r) => time(value(r.group)) });
   return (
     <div>
       <h3 class="small">{props.title}</h3>
-      <table class="table table-compact table-cards" data-testid={props.testId}>
-        <thead>
-          <tr>
-            <th scope="col">{props.head}</th>
-            <th scope="col" class="num">{t('latency.calls')}</th>
-            <th scope="col" class="num">{t('latency.streamed')}</th>
-            <For each={columns()}>{(c) => <th scope="col" class="num wrap">{c.label}</th>}</For>
-          </tr>
-        </thead>
-        <tbody>
-          <For each={props.rows}>
-            {(row) => (
-              <tr>
-                <td data-label={props.head} class="break">{row.name}</td>
-                <td data-label={t('latency.calls')} class="num">{formatInt(row.group.requests)}</td>
-                <td data-label={t('latency.streamed')} class="num">{formatInt(row.group.first_byte_requests)}</td>
-                <For each={columns()}>
-                  {(c) => {
-                    const v = c.value(row.group);
-                    // No value (no streamed call for a first byte): a dash, read out as a word.
-                    return <td data-label={c.label} class="num">{v === null ? <><span aria-hidden="true">–</span><span class="sr-only">{t('latency.noValue')}</span></> : ms(v)}</td>;
-                  }}
-                </For>
-              </tr>
-            )}
-          </For>
-        </tbody>
-      </table>
+      <CardTable testId={props.testId} rows={props.rows} columns={[
+        { label: props.head, class: 'break', cell: (r) => r.name },
+        { label: t('latency.calls'), num: true, cell: (r) => formatInt(r.group.requests) },
+        { label: t('latency.streamed'), num: true, cell: (r) => formatInt(r.group.first_byte_requests) },
+        percentile(t('latency.durationP50'), (g) => g.duration_ms.p50),
+        percentile(t('latency.durationP90'), (g) => g.duration_ms.p90),
+        percentile(t('latency.durationP99'), (g) => g.duration_ms.p99),
+        percentile(t('latency.firstByteP50'), (g) => g.first_byte_ms.p50),
+        percentile(t('latency.firstByteP90'), (g) => g.first_byte_ms.p90),
+        percentile(t('latency.firstByteP99'), (g) => g.first_byte_ms.p99),
+      ]} />
     </div>
   );
 }

@@ -8,6 +8,8 @@ export interface Column<T> {
   num?: boolean;
   /** More classes for its cells: `break` for long names, `nowrap` for dates. */
   class?: string;
+  /** A long heading that may wrap over two lines. */
+  wrapHead?: boolean;
 }
 
 /**
@@ -18,7 +20,7 @@ export function CardTable<T>(props: { columns: Column<T>[]; rows: readonly T[]; 
   const cellClass = (c: Column<T>) => [c.num ? 'num' : '', c.class ?? ''].filter(Boolean).join(' ') || undefined;
   return (
     <table class="table table-compact table-cards" data-testid={props.testId}>
-      <thead><tr><For each={props.columns}>{(c) => <th class={c.num ? 'num' : undefined}>{c.label}</th>}</For></tr></thead>
+      <thead><tr><For each={props.columns}>{(c) => <th scope="col" class={[c.num ? 'num' : '', c.wrapHead ? 'wrap' : ''].filter(Boolean).join(' ') || undefined}>{c.label}</th>}</For></tr></thead>
       <tbody>
         <For each={props.rows}>
           {(row) => (
