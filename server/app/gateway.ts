@@ -5,7 +5,6 @@ import type { RequestContext } from '../../contract/trpc';
 import type { Services } from '../../contract/services';
 import { isNativeUws, listenExclusive, nativeUwsProblem, uWS, type HttpRequest, type HttpResponse } from '../core/http/uws';
 import { endHead, Exchange } from '../core/http/exchange';
-import { StreamingExchange } from '../core/http/stream-writer';
 import { createRestHandler } from '../core/http/rest';
 import { httpFailureOf } from '../adapters/storage/errors';
 import { createTrpcHandler } from '../core/http/trpc';
@@ -32,12 +31,9 @@ import { UsageRecorder } from '../state/usage/recorder';
 import { databaseId } from '../state/usage/orphans';
 import { UsageJournal } from '../state/usage/journal';
 import { PartitionKeeper } from '../state/usage/partitions';
-import { proxyErrorBody } from '../gateway/errors';
 import { createProxy, memoryAdmissionStore, type AiProxy } from '../gateway/proxy';
-import { REALTIME_PATHS, ROUTES } from '../gateway/routes';
 import { registerGeminiRoutes } from './gemini-routes';
-import { REALTIME_HEADERS } from '../gateway/realtime/session';
-import { registerWebSocket } from '../core/http/websocket';
+import { registerProxyRoutes } from './proxy-routes';
 import { AccountAlerts } from '../state/alerts/alerts';
 import { AlertMail } from '../state/alerts/alert-mail';
 import type { UsageSink } from '../domain/usage/types';
@@ -323,14 +319,7 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
   getAndHead('/console', handle(serveConsole));
   app.any('/console/*', handle(serveConsole));
   // The AI proxy is the hot path: plain uWS routes, registered before the REST catch-all.
-  // The transport's own refusals (body framing) answer in the route's format, as the proxy's do.
-  const anthropicError = (status: number, message: string, code: string) => proxyErrorBody('anthropic', status, message, code);
-  for (const [path, endpoint, canonical] of proxy.routes) {
-    const errorBody = endpoint === 'messages' || endpoint === 'count_tokens' ? anthropicError : undefined;
-    // Uploads (multipart audio and images) stream upstream as they arrive, up to MAX_UPLOAD_BYTES.
-    const uploadLimit = ROUTES[endpoint].body === 'multipart' ? settings.maxUploadBytes : undefined;
-    app.post(path, (res, req) => proxy.serve(new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames, errorBody, uploadLimit), endpoint, canonical));
-  }
+  registerProxyRoutes(app, proxy, settings);
   const restHandler = handle(rest);
   // Gemini's format: its model routes on the proxy, its model list and model beside OpenAI's.
   registerGeminiRoutes(app, {
@@ -343,46 +332,6 @@ async function assemble(settings: Settings, log: Logger, opts: StartOptions, dat
       return { ids: list.data.map((m) => m.id), defaultOutputLimit: routing.defaultOutputLimit };
     },
   });
-  // A stored response's reads and deletion (GET, DELETE; the response ID is the path's one parameter).
-  for (const route of proxy.storedResponseRoutes) {
-    const register = route.method === 'GET' ? app.get.bind(app) : app.del.bind(app);
-    register(route.path, (res, req) => {
-      const id = req.getParameter(0) ?? '';
-      const ex = new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames);
-      proxy.serveStoredResponse(ex, route, id, ex.query);
-    });
-  }
-  // The Files API: uploads stream upstream as they arrive, up to MAX_FILE_BYTES; reads and deletion take the file ID.
-  for (const route of proxy.fileRoutes) {
-    const register = route.method === 'POST' ? app.post.bind(app) : route.method === 'GET' ? app.get.bind(app) : app.del.bind(app);
-    const uploadLimit = route.action === 'upload' ? settings.maxFileBytes : undefined;
-    const hasId = route.path.includes(':id');
-    register(route.path, (res, req) => {
-      const id = hasId ? req.getParameter(0) ?? '' : '';
-      const ex = new StreamingExchange(res, req, settings.maxBodyBytes, proxy.headerNames, undefined, uploadLimit);
-      proxy.serveFile(ex, route, id, ex.query);
-    });
-  }
-  // The batch routes (OpenAI's and Anthropic's); `:id` is the provider's batch ID.
-  for (const route of proxy.batchRoutes) {
-    const register = route.method === 'POST' ? app.post.bind(app) : route.method === 'GET' ? app.get.bind(app) : app.del.bind(app);
-    const hasId = route.path.includes(':id');
-    const errorBody = route.api === 'anthropic' ? anthropicError : undefined;
-    register(route.path, (res, req) => {
-      const id = hasId ? req.getParameter(0) ?? '' : '';
-      const ex = new StreamingExchange(res, req, settings.maxBodyBytes, proxy.batchHeaderNames, errorBody);
-      proxy.serveBatch(ex, route, id, ex.query);
-    });
-  }
-  // Realtime sessions on uWS's own WebSockets; the gateway sees them through core/http/websocket.ts.
-  registerWebSocket(app, REALTIME_PATHS, REALTIME_HEADERS, (u) => proxy.realtime.serve(u));
-  // Ephemeral client secrets would let a browser reach the provider directly, past billing: refused (docs/decisions.md).
-  for (const path of ['/v1/realtime/client_secrets', '/realtime/client_secrets', '/v1/realtime/sessions', '/realtime/sessions']) {
-    app.post(path, (res) => {
-      res.cork(() => res.writeStatus('403 Forbidden').writeHeader('content-type', 'application/json')
-        .end(proxyErrorBody('openai', 403, 'Realtime client secrets are not issued here: connect to /v1/realtime over WebSocket with your Switchyard API key (Authorization header or the openai-insecure-api-key subprotocol)', 'client_secrets_unsupported')));
-    });
-  }
   app.any('/*', restHandler);
 
   const listen = await listenExclusive(app, settings.host, settings.port);
