@@ -14,7 +14,7 @@
  */
 import type { ProxyCall, ProxySettings } from '../call';
 import { CLIENT_LEFT, refuse, type Refusal } from '../errors';
-import { NOT_MULTIPART, UploadForm, type FileFilter } from '../upload/form';
+import { MULTIPART, NOT_MULTIPART, UploadForm, type FileFilter } from '../upload/form';
 import { mapModel } from '../stages/map-model';
 import { checkAccess } from '../stages/access';
 import { BATCH_URLS, BatchLines, FileRefusal } from './batch-lines';
@@ -38,7 +38,6 @@ export interface UploadDeps extends PlacementDeps {
 
 /** The purposes relayed (OpenAI's): a batch input is checked and routed by its lines, the others as they are. */
 export const FILE_PURPOSES: ReadonlySet<string> = new Set(['batch', 'user_data', 'assistants', 'vision']);
-const MULTIPART = /^\s*multipart\/form-data\s*;.*boundary=/i;
 const MAX_ANSWER_BYTES = 1024 * 1024;
 const bad = (message: string): Refusal => ({ status: 400, code: 'invalid_request', message });
 const NO_PURPOSE = bad(`purpose: required, one of ${[...FILE_PURPOSES].join(', ')}`);

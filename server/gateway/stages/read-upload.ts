@@ -10,9 +10,8 @@ import type { ProxyCall } from '../call';
 import { CLIENT_LEFT, type Refusal, type Verdict } from '../errors';
 import { BODY_REQUIRED, readBody } from './read-body';
 import { modelNameProblem } from './model-name';
-import { NOT_MULTIPART, UploadForm } from '../upload/form';
+import { MULTIPART, NOT_MULTIPART, UploadForm } from '../upload/form';
 
-const MULTIPART = /^\s*multipart\/form-data\s*;.*boundary=/i;
 const STREAM_NOT_BOOLEAN: Refusal = { status: 400, message: 'stream: must be true or false', code: 'invalid_request' };
 const EMPTY = Buffer.alloc(0);
 

@@ -43,6 +43,8 @@ export interface FilePartHead { name: string; filename: string; mimeType: string
  */
 export type FileFilter = (part: FilePartHead, bytes: AsyncIterable<Buffer>) => AsyncIterable<Buffer>;
 
+/** A multipart/form-data content-type with its boundary: what an upload route reads. */
+export const MULTIPART = /^\s*multipart\/form-data\s*;.*boundary=/i;
 export const NOT_MULTIPART: Refusal = { status: 415, code: 'unsupported_media_type', message: 'This route takes multipart/form-data (a file and its fields)' };
 
 /** A header value that cannot break the part's head: quotes and line breaks escaped as browsers do. */
