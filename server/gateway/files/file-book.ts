@@ -14,6 +14,12 @@ import type { Db } from '../../adapters/storage/database';
 import { batchFiles, providerKeys } from '../../adapters/storage/schema';
 import type { ResponseCreator, ResponseKeys } from '../../state/response-keys/response-keys';
 
+/**
+ * File IDs as providers make them: anything else is no file the gateway can note or hand out,
+ * and never reaches a path upstream.
+ */
+export const FILE_ID = /^[A-Za-z0-9_-]{1,200}$/;
+
 export type FileRow = typeof batchFiles.$inferSelect;
 
 /** A file to note: who has it, where it is, and (a batch input) what its lines ask for. */

@@ -12,7 +12,7 @@
  */
 import type { ProxyCall, ProxySettings } from '../call';
 import { refuse, type Refusal } from '../errors';
-import type { FileBook, FileRow } from './file-book';
+import { FILE_ID, type FileBook, type FileRow } from './file-book';
 import { filesTarget, type FilesTarget } from './target';
 import { enabledKey } from '../stages/dispatch';
 import type { ProviderKinds } from '../providers/registry';
@@ -44,8 +44,6 @@ export interface FileReadDeps {
   log: Pick<Logger, 'warn'>;
 }
 
-/** File IDs as providers make them: anything else is no file, and never reaches a path upstream. */
-const FILE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 /** A file's metadata or an error: small. Content is streamed. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 /** OpenAI's bounds on a page of files (its `limit` defaults to 10,000). */

@@ -19,7 +19,7 @@ import { mapModel } from '../stages/map-model';
 import { checkAccess } from '../stages/access';
 import { BATCH_URLS, BatchLines, FileRefusal } from './batch-lines';
 import { placeFile, type PlacementDeps } from './placement';
-import type { FileBook } from './file-book';
+import { FILE_ID, type FileBook } from './file-book';
 import { modelLimits } from '../../domain/pricing/estimate';
 import { requestWhole } from '../../adapters/upstream-http/whole';
 import { TIMEOUT_CODES } from '../../adapters/upstream-http/types';
@@ -48,8 +48,6 @@ const EMPTY_BATCH = bad('A batch input file needs at least one line');
 const tooLarge = (limit: number): Refusal => ({ status: 413, code: 'body_too_large', message: `The file exceeds ${limit} bytes (MAX_FILE_BYTES)` });
 const formRefusal = (r: Refusal, limit: number): Refusal => (r.status === 499 ? CLIENT_LEFT : r.code === 'body_too_large' ? tooLarge(limit) : r);
 
-/** A 2xx answer must be a File object naming its ID: anything else is not a file the gateway can hand out. */
-const FILE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
 export async function uploadFile(d: UploadDeps, c: ProxyCall): Promise<void> {
   const limit = d.settings.maxFileBytes ?? 0;
